@@ -1,0 +1,290 @@
+package checks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/images"
+	"github.com/ssebench-audit/ssebench-audit/probes"
+	"github.com/ssebench-audit/ssebench-audit/report"
+)
+
+// ErrEngine marks an audit that could not reach the Docker engine at all.
+var ErrEngine = errors.New("cannot reach the Docker engine")
+
+// NewAuditID makes a short random ID that labels everything one audit makes.
+func NewAuditID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Audit audits the configured projects. It returns an error only when no
+// audit could run at all (engine unreachable, nothing to audit); everything
+// else, interruption included, is a result in the report.
+func Audit(ctx context.Context, api Docker, cfg Config) (*report.Report, error) {
+	cfg = cfg.WithDefaults()
+	rep := &report.Report{
+		Tool:      report.Tool{Name: "ssebench-audit", Version: cfg.ToolVersion},
+		AuditID:   NewAuditID(),
+		StartedAt: time.Now().UTC(),
+		Strict:    cfg.Strict,
+	}
+	v, err := api.ServerVersion(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+	}
+	rep.Engine = report.Engine{Version: v.Version, APIVersion: v.APIVersion}
+
+	projects := cfg.Projects
+	if cfg.AllProjects {
+		if projects, err = Projects(ctx, api); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+		}
+		if len(projects) == 0 {
+			return nil, errors.New("no Compose project with an agents network on this engine")
+		}
+	}
+
+	// Everything this audit creates carries its ID; sweep by it on every
+	// path, also after Ctrl-C, in case a create answered after cancellation.
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+		defer cancel()
+		_, _ = Sweep(sctx, api, rep.AuditID)
+	}()
+	if n := leftovers(ctx, api, cfg.Timeout); n > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d probe containers of earlier audits are still on this engine: run `ssebench-audit cleanup`", n))
+	}
+
+	a := &auditor{api: api, cfg: cfg, auditID: rep.AuditID}
+	for _, p := range projects {
+		rep.Projects = append(rep.Projects, report.Project{Name: p, Checks: a.project(ctx, p, v.Version)})
+	}
+	if ctx.Err() != nil {
+		rep.Notes = append(rep.Notes, "interrupted: checks that did not complete are reported as errors")
+	}
+	rep.DurationMS = time.Since(rep.StartedAt).Milliseconds()
+	rep.Finalize(ctx.Err() != nil)
+	return rep, nil
+}
+
+type auditor struct {
+	api     Docker
+	cfg     Config
+	auditID string
+
+	imageOnce sync.Once
+	image     string
+	imageErr  error
+}
+
+// project runs every check of one project.
+func (a *auditor) project(ctx context.Context, project, engineVersion string) []report.Check {
+	var out []report.Check
+	keep := func(cs ...report.Check) {
+		for _, c := range cs {
+			if a.cfg.Wanted(c.ID) {
+				out = append(out, c)
+			}
+		}
+	}
+	keep(checkEngineVersion(engineVersion))
+	start := time.Now()
+	dep, err := Discover(ctx, a.api, project)
+	if err != nil {
+		keep(report.Check{ID: catalogue.AuditProbe, Status: report.Error, Vantage: "host", Target: project,
+			Message: "discovery failed: " + err.Error(), DurationMS: time.Since(start).Milliseconds()})
+		return out
+	}
+	keep(hostChecks(dep)...)
+	if dep.Agents == nil {
+		return out
+	}
+
+	in := activeInputs{cfg: a.cfg, dep: dep, canary: "sba-canary-" + a.auditID + ".example.com",
+		hostAddresses: hostAddresses(a.cfg)}
+	vantages := []vantage{freshVantage(dep)}
+	for _, r := range dep.Runs {
+		if r.State != nil && r.State.Running && dep.Restricted(r) {
+			vantages = append(vantages, runVantage(r))
+		}
+	}
+	results := make([][]report.Check, len(vantages))
+	sem := make(chan struct{}, a.cfg.Workers)
+	var wg sync.WaitGroup
+	for i, v := range vantages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = a.vantage(ctx, project, in, v)
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// vantage runs the plan of one vantage point and judges its results.
+func (a *auditor) vantage(ctx context.Context, project string, in activeInputs, v vantage) []report.Check {
+	ps := in.plan(v)
+	if len(ps) == 0 {
+		return nil
+	}
+	start := time.Now()
+	plan := probes.Plan{TimeoutMS: a.cfg.Timeout.Milliseconds()}
+	for i, p := range ps {
+		for j, t := range p.Tasks {
+			t.ID = fmt.Sprintf("%d.%d", i, j)
+			ps[i].Tasks[j] = t
+			plan.Tasks = append(plan.Tasks, t)
+		}
+	}
+	image, err := a.probeImage(ctx)
+	var rep probes.Report
+	if err == nil {
+		pr := &prober{api: a.api, image: image, auditID: a.auditID, project: project,
+			probeDNS: a.cfg.ProbeDNS, timeout: a.cfg.Timeout}
+		if v.Run != nil {
+			pr.probeDNS = "" // a joined namespace keeps the run's own resolver
+		}
+		rep, err = pr.run(ctx, v, plan)
+	}
+	elapsed := time.Since(start).Milliseconds()
+	if err != nil {
+		checks := []report.Check{{ID: catalogue.AuditProbe, Status: report.Error, Vantage: v.Name,
+			Target: "probe container", Expected: "probe runs and reports", Observed: err.Error(),
+			Message: "this vantage point could not be probed", DurationMS: elapsed}}
+		for _, p := range ps {
+			checks = append(checks, report.Check{ID: p.Check, Status: report.Error, Vantage: v.Name,
+				Target: p.Target, Expected: p.Expected, Observed: "not probed", Message: err.Error()})
+		}
+		return checks
+	}
+	return judgeVantage(v.Name, ps, rep)
+}
+
+// judgeVantage turns a probe report into checks, and makes passes of
+// checks that depend on a failed positive control inconclusive.
+func judgeVantage(vantageName string, ps []Probe, rep probes.Report) []report.Check {
+	byID := map[string]probes.Result{}
+	for _, r := range rep.Results {
+		byID[r.ID] = r
+	}
+	checks := make([]report.Check, len(ps))
+	failedControls := map[string]bool{}
+	for i, p := range ps {
+		var results []probes.Result
+		var took int64
+		missing := false
+		for _, t := range p.Tasks {
+			r, ok := byID[t.ID]
+			if !ok {
+				missing = true
+				r = probes.Result{ID: t.ID, Kind: t.Kind, Outcome: probes.Error, Detail: "no result"}
+			}
+			if r.DurationMS > took {
+				took = r.DurationMS
+			}
+			results = append(results, r)
+		}
+		st, obs, msg := judge(p, results)
+		if missing {
+			st, msg = report.Error, "the probe returned no result for this check"
+		}
+		checks[i] = report.Check{ID: p.Check, Status: st, Vantage: vantageName, Target: p.Target,
+			Expected: p.Expected, Observed: obs, Message: msg, DurationMS: took}
+		if p.Control == "" && st != report.Pass {
+			failedControls[p.Check] = true
+		}
+	}
+	for i, p := range ps {
+		if p.Control != "" && failedControls[p.Control] && checks[i].Status == report.Pass {
+			checks[i].Status = report.Inconclusive
+			checks[i].Message = "positive control " + p.Control + " failed: blocked cannot be told from broken"
+		}
+	}
+	return checks
+}
+
+func (a *auditor) probeImage(ctx context.Context) (string, error) {
+	a.imageOnce.Do(func() {
+		if a.cfg.ProbeImage != "" {
+			a.image = a.cfg.ProbeImage
+			return
+		}
+		a.image, _, a.imageErr = EnsureProbeImage(ctx, a.api, a.cfg.Binary)
+	})
+	return a.image, a.imageErr
+}
+
+// EnsureProbeImage builds the probe image from the tool's executable unless
+// an image with its content-hash tag exists.
+func EnsureProbeImage(ctx context.Context, api images.Builder, binary string) (string, bool, error) {
+	if binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", false, err
+		}
+		binary = exe
+	}
+	return images.Ensure(ctx, api, images.Spec{Repo: "ssebench-audit-probe", Dockerfile: images.ProbeDockerfile,
+		Binary: binary, Labels: map[string]string{LabelProbe: "image"}})
+}
+
+// hostAddresses are the host's own addresses an agent might reach: the
+// user's list, else this machine's interface addresses when the engine is
+// local (a remote engine's addresses cannot be read from here).
+func hostAddresses(cfg Config) []string {
+	if len(cfg.HostAddresses) > 0 {
+		return cfg.HostAddresses
+	}
+	if h := os.Getenv("DOCKER_HOST"); h != "" && !strings.HasPrefix(h, "unix://") {
+		return nil
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || ipn.IP.IsLoopback() || ipn.IP.To4() == nil {
+			continue
+		}
+		out = append(out, ipn.IP.String())
+	}
+	return out
+}
+
+// leftovers counts probe containers of other audits that are older than any
+// live audit could be: what a crashed audit left.
+func leftovers(ctx context.Context, api Docker, timeout time.Duration) int {
+	list, err := api.ContainerList(ctx, container.ListOptions{All: true, Filters: listFilter(LabelProbe)})
+	if err != nil {
+		return 0
+	}
+	cutoff := time.Now().Add(-(4*timeout + 5*time.Minute)).Unix()
+	n := 0
+	for _, c := range list {
+		if c.Created < cutoff {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,168 @@
+package checks
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+)
+
+// Config is one audit's settings; the CLI fills it from flags.
+type Config struct {
+	Projects    []string
+	AllProjects bool
+
+	EgressTargets []string // host:port of internet targets
+	ProxyTarget   string   // host:port the proxy is asked to forward to
+	ExternalNames []string // names that must not resolve
+	DNSServers    []string // outside resolvers that must not answer
+	HostPorts     []int    // ports probed on the gateway and host addresses
+	HostAddresses []string // replaces the host's discovered interface addresses
+
+	Timeout    time.Duration // per probe
+	ProbeImage string        // overrides the self-built probe image
+	// ProbeDNS is the upstream resolver of the fresh-run probe (as `docker run
+	// --dns`): test worlds set it so that forwarded queries stay on this
+	// machine; real audits leave it empty (Docker's default, like a run).
+	ProbeDNS string
+
+	Only, Skip []string
+	Strict     bool
+
+	Binary      string // the tool's own executable (for the probe image)
+	ToolVersion string
+	Workers     int // live runs audited at once
+}
+
+// Built-in defaults: public endpoints, for audits of real hosts. Tests and the
+// demo always pass their own.
+var (
+	DefaultEgressTargets = []string{"1.1.1.1:443", "8.8.8.8:443", "9.9.9.9:443"}
+	DefaultExternalNames = []string{"example.com", "github.com", "pypi.org", "api.openai.com"}
+	DefaultProxyTarget   = "example.com:80"
+	DefaultDNSServers    = []string{"1.1.1.1", "8.8.8.8", "9.9.9.9"}
+	// Host services that turn into an agent's way out: SSH, DNS, HTTP and
+	// SOCKS proxies, the Docker API, databases and caches, model servers.
+	DefaultHostPorts = []int{22, 53, 80, 443, 1080, 2375, 2376, 3128, 3306, 5432, 6379, 8000, 8080, 8118, 8443, 8888, 9000, 11434, 27017}
+)
+
+const DefaultTimeout = 3 * time.Second
+
+// projectName is what Compose accepts as a project name.
+var projectName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// WithDefaults fills what the user left empty.
+func (c Config) WithDefaults() Config {
+	// The proxy is asked to forward to the user's first internet target, or
+	// to a plain-HTTP default (the default egress targets speak TLS).
+	if c.ProxyTarget == "" && len(c.EgressTargets) > 0 {
+		c.ProxyTarget = c.EgressTargets[0]
+	}
+	if c.ProxyTarget == "" {
+		c.ProxyTarget = DefaultProxyTarget
+	}
+	if len(c.EgressTargets) == 0 {
+		c.EgressTargets = DefaultEgressTargets
+	}
+	if len(c.ExternalNames) == 0 {
+		c.ExternalNames = DefaultExternalNames
+	}
+	if len(c.DNSServers) == 0 {
+		c.DNSServers = DefaultDNSServers
+	}
+	if len(c.HostPorts) == 0 {
+		c.HostPorts = DefaultHostPorts
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Workers <= 0 {
+		c.Workers = 8
+	}
+	return c
+}
+
+// Validate reports the first bad setting as a one-line error.
+func (c Config) Validate() error {
+	if !c.AllProjects && len(c.Projects) == 0 {
+		return fmt.Errorf("no project to audit")
+	}
+	for _, p := range c.Projects {
+		if !projectName.MatchString(p) {
+			return fmt.Errorf("invalid project name %q: Compose names are lowercase letters, digits, '-' and '_'", p)
+		}
+	}
+	for _, t := range c.EgressTargets {
+		if _, _, err := splitHostPort(t); err != nil {
+			return fmt.Errorf("invalid --egress-target %q: %v", t, err)
+		}
+	}
+	if c.ProxyTarget != "" {
+		if _, _, err := splitHostPort(c.ProxyTarget); err != nil {
+			return fmt.Errorf("invalid --proxy-target %q: %v", c.ProxyTarget, err)
+		}
+	}
+	for _, s := range append(append([]string{}, c.DNSServers...), c.HostAddresses...) {
+		if net.ParseIP(s) == nil {
+			return fmt.Errorf("invalid IP address %q", s)
+		}
+	}
+	if c.ProbeDNS != "" && net.ParseIP(c.ProbeDNS) == nil {
+		return fmt.Errorf("invalid --probe-dns %q", c.ProbeDNS)
+	}
+	for _, p := range c.HostPorts {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("invalid --host-port %d", p)
+		}
+	}
+	for _, n := range c.ExternalNames {
+		if n == "" || len(n) > 253 {
+			return fmt.Errorf("invalid --external-name %q", n)
+		}
+	}
+	for _, id := range append(append([]string{}, c.Only...), c.Skip...) {
+		if !catalogue.Known(id) {
+			return fmt.Errorf("unknown check ID %q (see the catalogue in the README)", id)
+		}
+	}
+	if c.Timeout < 0 || c.Timeout > 5*time.Minute {
+		return fmt.Errorf("--timeout must be between 0 and 5m")
+	}
+	return nil
+}
+
+// Wanted says whether check id is to be run under --only/--skip.
+func (c Config) Wanted(id string) bool {
+	for _, s := range c.Skip {
+		if s == id {
+			return false
+		}
+	}
+	if len(c.Only) == 0 {
+		return true
+	}
+	for _, o := range c.Only {
+		if o == id {
+			return true
+		}
+	}
+	return false
+}
+
+func splitHostPort(s string) (string, int, error) {
+	h, p, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", p)
+	}
+	if h == "" {
+		return "", 0, fmt.Errorf("empty host")
+	}
+	return h, n, nil
+}

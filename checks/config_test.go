@@ -1,0 +1,39 @@
+package checks
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{Projects: []string{"ssebench"}}.WithDefaults()
+	assert.NoError(t, ok.Validate())
+	for name, c := range map[string]Config{
+		"bad project":   {Projects: []string{"Bad Name"}},
+		"no project":    {},
+		"bad target":    {Projects: []string{"p"}, EgressTargets: []string{"1.2.3.4"}},
+		"bad port":      {Projects: []string{"p"}, HostPorts: []int{70000}},
+		"bad dns":       {Projects: []string{"p"}, DNSServers: []string{"resolver"}},
+		"unknown check": {Projects: []string{"p"}, Only: []string{"egress.nope"}},
+	} {
+		assert.Error(t, c.WithDefaults().Validate(), name)
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c := Config{Projects: []string{"p"}}.WithDefaults()
+	assert.Equal(t, DefaultProxyTarget, c.ProxyTarget)
+	assert.Equal(t, DefaultEgressTargets, c.EgressTargets)
+	// A user's own internet target is also what the proxy is asked to reach.
+	c = Config{Projects: []string{"p"}, EgressTargets: []string{"198.51.100.2:80"}}.WithDefaults()
+	assert.Equal(t, "198.51.100.2:80", c.ProxyTarget)
+}
+
+func TestWanted(t *testing.T) {
+	c := Config{Only: []string{"dns.proxy", "dns.external"}, Skip: []string{"dns.external"}}
+	assert.True(t, c.Wanted("dns.proxy"))
+	assert.False(t, c.Wanted("dns.external"))
+	assert.False(t, c.Wanted("egress.host"))
+	assert.True(t, Config{}.Wanted("egress.host"))
+}

@@ -1,0 +1,181 @@
+package checks
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/ssebench-audit/ssebench-audit/probes"
+)
+
+// Bounds on what the host reads back from a probe container.
+const (
+	maxProbeStdout = 4 << 20
+	maxProbeStderr = 16 << 10
+	planPath       = "/plan.json"
+	// removeTimeout bounds the removal of a probe, which runs on a context
+	// that Ctrl-C does not cancel.
+	removeTimeout = 20 * time.Second
+)
+
+// prober starts probe containers for one audit.
+type prober struct {
+	api      Docker
+	image    string
+	auditID  string
+	project  string
+	probeDNS string
+	timeout  time.Duration
+}
+
+// run executes a plan from a vantage point in a fresh probe container and
+// returns the probe's report. The container is removed on every path.
+func (pr *prober) run(ctx context.Context, v vantage, plan probes.Plan) (probes.Report, error) {
+	planJSON, err := json.Marshal(plan)
+	if err != nil {
+		return probes.Report{}, err
+	}
+	cfg := &container.Config{
+		Image: pr.image,
+		Cmd:   []string{"--plan", planPath},
+		Labels: map[string]string{
+			LabelProbe:   pr.auditID,
+			LabelVantage: v.Name,
+			LabelProject: pr.project,
+		},
+	}
+	host := &container.HostConfig{}
+	var netCfg *network.NetworkingConfig
+	if v.Run != nil {
+		host.NetworkMode = container.NetworkMode("container:" + v.Run.ID)
+	} else {
+		agents := AgentsName(pr.project)
+		host.NetworkMode = container.NetworkMode(agents)
+		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{agents: {}}}
+		if pr.probeDNS != "" {
+			host.DNS = []string{pr.probeDNS}
+		}
+	}
+	created, err := pr.api.ContainerCreate(ctx, cfg, host, netCfg, nil, "")
+	if err != nil {
+		return probes.Report{}, fmt.Errorf("creating the probe container: %w", err)
+	}
+	defer pr.remove(ctx, created.ID)
+
+	if err := pr.api.CopyToContainer(ctx, created.ID, "/", planTar(planJSON), container.CopyToContainerOptions{}); err != nil {
+		return probes.Report{}, fmt.Errorf("copying the plan into the probe: %w", err)
+	}
+	// Wait for the next exit before starting, so a fast probe is not missed.
+	waitCtx, cancel := context.WithTimeout(ctx, pr.deadline(plan))
+	defer cancel()
+	waitC, errC := pr.api.ContainerWait(waitCtx, created.ID, container.WaitConditionNextExit)
+	if err := pr.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		return probes.Report{}, fmt.Errorf("starting the probe container: %w", err)
+	}
+	select {
+	case w := <-waitC:
+		if w.Error != nil {
+			return probes.Report{}, fmt.Errorf("waiting for the probe: %s", w.Error.Message)
+		}
+		if w.StatusCode != 0 {
+			_, stderr := pr.logs(ctx, created.ID)
+			return probes.Report{}, fmt.Errorf("the probe exited with status %d: %s", w.StatusCode, firstLine(stderr))
+		}
+	case err := <-errC:
+		if ctx.Err() != nil {
+			return probes.Report{}, fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		return probes.Report{}, fmt.Errorf("the probe did not finish within %s: %w", pr.deadline(plan), err)
+	}
+	stdout, stderr := pr.logs(ctx, created.ID)
+	rep, err := probes.ParseReport(bytes.NewReader(stdout), maxProbeStdout)
+	if err != nil {
+		return probes.Report{}, fmt.Errorf("reading the probe's report: %v (stderr: %s)", err, firstLine(stderr))
+	}
+	return rep, nil
+}
+
+// deadline is how long a probe container may take: its tasks run
+// concurrently, so one probe timeout plus room for the container's start.
+func (pr *prober) deadline(plan probes.Plan) time.Duration {
+	longest := time.Duration(plan.TimeoutMS) * time.Millisecond
+	for _, t := range plan.Tasks {
+		if d := time.Duration(t.TimeoutMS) * time.Millisecond; d > longest {
+			longest = d
+		}
+	}
+	return 2*longest + 30*time.Second
+}
+
+func (pr *prober) logs(ctx context.Context, id string) (stdout, stderr []byte) {
+	rc, err := pr.api.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return nil, []byte(err.Error())
+	}
+	defer rc.Close()
+	var out, errb bytes.Buffer
+	// Read one byte past the bound so an oversized report is rejected, not cut.
+	_, _ = stdcopy.StdCopy(&limitWriter{w: &out, n: maxProbeStdout + 1}, &limitWriter{w: &errb, n: maxProbeStderr},
+		io.LimitReader(rc, 2*maxProbeStdout))
+	return out.Bytes(), errb.Bytes()
+}
+
+// remove force-removes a probe on a context Ctrl-C does not cancel.
+func (pr *prober) remove(ctx context.Context, id string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	_ = pr.api.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+}
+
+func planTar(planJSON []byte) io.Reader {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	_ = tw.WriteHeader(&tar.Header{Name: planPath[1:], Mode: 0o444, Size: int64(len(planJSON))})
+	_, _ = tw.Write(planJSON)
+	_ = tw.Close()
+	return &buf
+}
+
+// limitWriter keeps the first n bytes and silently drops the rest.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n <= 0 {
+		return len(p), nil
+	}
+	k := int64(len(p))
+	if k > l.n {
+		k = l.n
+	}
+	n, err := l.w.Write(p[:k])
+	l.n -= int64(n)
+	if err != nil {
+		return n, err
+	}
+	return len(p), nil
+}
+
+func firstLine(b []byte) string {
+	s := string(b)
+	for i, r := range s {
+		if r == '\n' {
+			s = s[:i]
+			break
+		}
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

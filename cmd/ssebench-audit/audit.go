@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ssebench-audit/ssebench-audit/checks"
+	"github.com/ssebench-audit/ssebench-audit/report"
+)
+
+// auditFlags are shared by audit, gate and bench.
+type auditFlags struct {
+	cfg    checks.Config
+	format string
+	output string
+}
+
+func (f *auditFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.cfg.Projects, "project", nil, "Compose project to audit (repeatable; default $COMPOSE_PROJECT_NAME, else ssebench)")
+	fl.BoolVar(&f.cfg.AllProjects, "all-projects", false, "audit every Compose project that has an agents network")
+	fl.StringVar(&f.format, "format", "table", "report format: "+fmt.Sprint(report.Formats()))
+	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of stdout")
+	fl.StringArrayVar(&f.cfg.EgressTargets, "egress-target", nil, "internet target HOST:PORT that must not be reachable (repeatable; replaces the defaults)")
+	fl.StringVar(&f.cfg.ProxyTarget, "proxy-target", "", "HOST:PORT the proxy is asked to forward to (default: the first --egress-target, else "+checks.DefaultProxyTarget+")")
+	fl.StringArrayVar(&f.cfg.ExternalNames, "external-name", nil, "outside name that must not resolve (repeatable; replaces the defaults)")
+	fl.StringArrayVar(&f.cfg.DNSServers, "dns-server", nil, "outside resolver IP that must not answer (repeatable; replaces the defaults)")
+	fl.IntSliceVar(&f.cfg.HostPorts, "host-port", nil, "port probed on the gateway and host addresses (repeatable; replaces the defaults)")
+	fl.StringArrayVar(&f.cfg.HostAddresses, "host-address", nil, "host address probed besides the gateway (repeatable; default: this host's interface addresses)")
+	fl.DurationVar(&f.cfg.Timeout, "timeout", checks.DefaultTimeout, "timeout of each probe")
+	fl.StringVar(&f.cfg.ProbeImage, "probe-image", "", "probe image to use instead of building one from this executable")
+	fl.StringVar(&f.cfg.ProbeDNS, "probe-dns", "", "upstream resolver of the fresh-run probe (as docker run --dns); for test deployments with their own internet stand-in")
+	fl.BoolVar(&f.cfg.Strict, "strict", false, "count warnings as failures")
+	fl.StringArrayVar(&f.cfg.Only, "only", nil, "run only this check ID (repeatable)")
+	fl.StringArrayVar(&f.cfg.Skip, "skip", nil, "skip this check ID (repeatable)")
+	fl.IntVar(&f.cfg.Workers, "workers", 8, "live runs audited at once")
+}
+
+// config completes the flags into a validated audit configuration.
+func (f *auditFlags) config() (checks.Config, error) {
+	cfg := f.cfg
+	if len(cfg.Projects) == 0 && !cfg.AllProjects {
+		p := os.Getenv("COMPOSE_PROJECT_NAME")
+		if p == "" {
+			p = "ssebench"
+		}
+		cfg.Projects = []string{p}
+	}
+	cfg.ToolVersion = version
+	if err := cfg.WithDefaults().Validate(); err != nil {
+		return cfg, err
+	}
+	if !formatKnown(f.format) {
+		return cfg, fmt.Errorf("unknown --format %q (known: %v)", f.format, report.Formats())
+	}
+	return cfg, nil
+}
+
+func formatKnown(name string) bool {
+	for _, f := range report.Formats() {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+func newAuditCmd() *cobra.Command {
+	f := &auditFlags{}
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Audit the deployment and report (exit 0 pass, 1 fail, 2 error, 3 inconclusive)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			api, err := dockerClient()
+			if err != nil {
+				return err
+			}
+			defer api.Close()
+			rep, err := checks.Audit(cmd.Context(), api, cfg)
+			if err != nil {
+				return err
+			}
+			if err := writeReport(f.format, f.output, rep); err != nil {
+				return err
+			}
+			if code := rep.ExitCode(); code != 0 {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// writeReport renders to stdout, or to a file replaced atomically so a
+// crash never leaves half a report where CI looks for one.
+func writeReport(format, output string, rep *report.Report) error {
+	var buf bytes.Buffer
+	if err := report.Render(&buf, format, rep); err != nil {
+		return err
+	}
+	if output == "" || output == "-" {
+		_, err := os.Stdout.Write(buf.Bytes())
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(output), ".ssebench-audit-*")
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	_ = os.Chmod(tmp.Name(), 0o644)
+	return os.Rename(tmp.Name(), output)
+}

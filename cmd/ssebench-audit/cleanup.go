@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ssebench-audit/ssebench-audit/checks"
+)
+
+func newCleanupCmd() *cobra.Command {
+	var auditID string
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Remove every leftover audit probe container (by label)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			api, err := dockerClient()
+			if err != nil {
+				return err
+			}
+			defer api.Close()
+			// Cleanup runs to its end even after Ctrl-C: half a sweep helps no one.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 2*time.Minute)
+			defer cancel()
+			n, err := checks.Sweep(ctx, api, auditID)
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d probe containers\n", n)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&auditID, "audit-id", "", "remove only the probes of this audit")
+	return cmd
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ssebench-audit/ssebench-audit/probes"
+)
+
+// maxPlanBytes bounds the plan file a probe container reads.
+const maxPlanBytes = 4 << 20
+
+// newProbeCmd is what runs inside probe containers (hidden: not for users).
+func newProbeCmd() *cobra.Command {
+	var planFile string
+	cmd := &cobra.Command{
+		Use:    "probe",
+		Short:  "Run a probe plan (inside a probe container)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := os.Open(planFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			plan, err := io.ReadAll(io.LimitReader(f, maxPlanBytes+1))
+			if err != nil {
+				return err
+			}
+			if len(plan) > maxPlanBytes {
+				return fmt.Errorf("plan larger than %d bytes", maxPlanBytes)
+			}
+			return probes.Execute(cmd.Context(), plan, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&planFile, "plan", "/plan.json", "the plan to run")
+	return cmd
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ssebench-audit/ssebench-audit/checks"
+)
+
+// newProbeImageCmd moves the probe image to hosts that cannot build it.
+func newProbeImageCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "probe-image",
+		Short: "Build, save or load the probe image (for air-gapped hosts)",
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "build",
+		Short: "Build the probe image from this executable and print its reference",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			api, err := dockerClient()
+			if err != nil {
+				return err
+			}
+			defer api.Close()
+			ref, _, err := checks.EnsureProbeImage(cmd.Context(), api, "")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), ref)
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "save FILE",
+		Short: "Write the probe image as a tarball (docker save format)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			api, err := dockerClient()
+			if err != nil {
+				return err
+			}
+			defer api.Close()
+			ref, _, err := checks.EnsureProbeImage(cmd.Context(), api, "")
+			if err != nil {
+				return err
+			}
+			rc, err := api.ImageSave(cmd.Context(), []string{ref})
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			tmp := args[0] + ".partial"
+			f, err := os.Create(tmp)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, rc)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(tmp)
+				return err
+			}
+			if err := os.Rename(tmp, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), ref)
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "load FILE",
+		Short: "Load a probe image tarball written by save",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			api, err := dockerClient()
+			if err != nil {
+				return err
+			}
+			defer api.Close()
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			resp, err := api.ImageLoad(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			_, err = io.Copy(cmd.OutOrStdout(), io.LimitReader(resp.Body, 1<<20))
+			return err
+		},
+	})
+	return cmd
+}

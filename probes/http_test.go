@@ -1,0 +1,417 @@
+package probes
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// seen is what the httptest handler observed of the probe's request.
+type seen struct {
+	Method, RequestURI, Host, Body, Header string
+	Close                                  bool
+}
+
+func TestProbeHTTPServer(t *testing.T) {
+	var hits atomic.Int64
+	got := make(chan seen, 16)
+	big := bytes.Repeat([]byte("0123456789"), 1000)
+	// "é" straddles byte 256: the excerpt must not keep half a rune
+	utf := strings.Repeat("a", 255) + "é" + strings.Repeat("b", 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.RequestURI, r.Host, string(body), r.Header.Get("X-Probe"), r.Close}
+		w.Header().Set("Server", "stub/1")
+		w.Header().Set("X-Secret", "not reported")
+		switch r.URL.Path {
+		case "/hello":
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "hello world")
+		case "/reference/patch":
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, "forbidden\n")
+		case "/redirect":
+			http.Redirect(w, r, "http://192.0.2.1/elsewhere", http.StatusFound)
+		case "/big":
+			w.Write(big)
+		case "/exact":
+			w.Header().Set("Content-Length", "1000")
+			w.Write(big[:1000])
+		case "/binary":
+			w.Write([]byte{0x00, 0x01, 0xff, 0xfe})
+		case "/control":
+			io.WriteString(w, "ok\x1b[31mred")
+		case "/utf8":
+			io.WriteString(w, utf)
+		case "/empty":
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	addr := srv.Listener.Addr().String()
+
+	tests := []struct {
+		name    string
+		task    Task
+		status  int
+		body    []byte // nil: not checked
+		excerpt string
+		trunc   bool
+		header  map[string]string
+		seen    seen
+	}{
+		{
+			name: "get", task: Task{Target: "/hello", Header: map[string]string{"X-Probe": "1"}},
+			status: 200, body: []byte("hello world"), excerpt: "hello world",
+			header: map[string]string{"Content-Type": "text/plain", "Server": "stub/1", "Content-Length": "11"},
+			seen:   seen{Method: "GET", RequestURI: "/hello", Host: addr, Header: "1", Close: true},
+		},
+		{
+			name: "default target and method", task: Task{},
+			status: 404, seen: seen{Method: "GET", RequestURI: "/", Host: addr, Close: true},
+		},
+		{
+			name: "host header", task: Task{Target: "/reference/patch", Host: "daemon:4263"},
+			status: 403, body: []byte("forbidden\n"), excerpt: "forbidden\n",
+			seen: seen{Method: "GET", RequestURI: "/reference/patch", Host: "daemon:4263", Close: true},
+		},
+		{
+			name: "post with body", task: Task{Method: "POST", Target: "/tool/none?action=x", Body: `{"grading":true}`},
+			status: 404, seen: seen{Method: "POST", RequestURI: "/tool/none?action=x", Host: addr, Body: `{"grading":true}`, Close: true},
+		},
+		{
+			name: "absolute-URI GET goes out as written", task: Task{Target: "http://192.0.2.1:80/"},
+			status: 404, seen: seen{Method: "GET", RequestURI: "http://192.0.2.1:80/", Host: "192.0.2.1:80", Close: true},
+		},
+		{
+			name: "redirect is not followed", task: Task{Target: "/redirect"},
+			status: 302,
+			seen:   seen{Method: "GET", RequestURI: "/redirect", Host: addr, Close: true},
+		},
+		{
+			name: "body over the bound", task: Task{Target: "/big", MaxBytes: 1000},
+			status: 200, body: big[:1000], excerpt: string(big[:256]), trunc: true,
+			seen: seen{Method: "GET", RequestURI: "/big", Host: addr, Close: true},
+		},
+		{
+			name: "body exactly at the bound", task: Task{Target: "/exact", MaxBytes: 1000},
+			status: 200, body: big[:1000], excerpt: string(big[:256]),
+			seen: seen{Method: "GET", RequestURI: "/exact", Host: addr, Close: true},
+		},
+		{
+			name: "binary body", task: Task{Target: "/binary"},
+			status: 200, body: []byte{0x00, 0x01, 0xff, 0xfe}, excerpt: "(binary)",
+			seen: seen{Method: "GET", RequestURI: "/binary", Host: addr, Close: true},
+		},
+		{
+			name: "control bytes are binary", task: Task{Target: "/control"},
+			status: 200, body: []byte("ok\x1b[31mred"), excerpt: "(binary)",
+			seen: seen{Method: "GET", RequestURI: "/control", Host: addr, Close: true},
+		},
+		{
+			name: "excerpt cut on a rune boundary", task: Task{Target: "/utf8"},
+			status: 200, body: []byte(utf), excerpt: strings.Repeat("a", 255),
+			seen: seen{Method: "GET", RequestURI: "/utf8", Host: addr, Close: true},
+		},
+		{
+			name: "empty body", task: Task{Target: "/empty"},
+			status: 204, body: []byte{},
+			seen: seen{Method: "GET", RequestURI: "/empty", Host: addr, Close: true},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := hits.Load()
+			tt.task.Address = addr
+			r := probeHTTP(testCtx(t, 500*time.Millisecond), tt.task)
+			require.Equal(t, Response, r.Outcome, "detail: %s", r.Detail)
+			require.NotNil(t, r.HTTP)
+			assert.Equal(t, addr, r.Peer)
+			assert.Empty(t, r.Detail)
+			assert.Equal(t, tt.status, r.HTTP.Status)
+			assert.Equal(t, tt.trunc, r.HTTP.Truncated)
+			if tt.body != nil {
+				assert.Equal(t, int64(len(tt.body)), r.HTTP.BodyBytes)
+				assert.Equal(t, sha(tt.body), r.HTTP.BodySHA256)
+				assert.Equal(t, tt.excerpt, r.HTTP.Excerpt)
+			}
+			if tt.header != nil {
+				assert.Equal(t, tt.header, r.HTTP.Header)
+			}
+			assert.NotContains(t, r.HTTP.Header, "X-Secret")
+			assert.Equal(t, tt.seen, <-got)
+			assert.Equal(t, before+1, hits.Load(), "exactly one request")
+			if tt.status == 302 {
+				assert.Equal(t, "http://192.0.2.1/elsewhere", r.HTTP.Header["Location"])
+			}
+		})
+	}
+}
+
+// TestProbeHTTPExactRequest checks the bytes on the wire.
+func TestProbeHTTPExactRequest(t *testing.T) {
+	got := make(chan string, 1)
+	addr := rawTCP(t, func(c net.Conn) {
+		head := readHead(c)
+		body := make([]byte, 5)
+		io.ReadFull(c, body)
+		got <- head + string(body)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	})
+	r := probeHTTP(testCtx(t, 500*time.Millisecond), Task{
+		Address: addr, Method: "PUT", Target: "http://192.0.2.1:80/x?y=1",
+		Header: map[string]string{"X-B": "2", "X-A": "1"}, Body: "hello",
+	})
+	require.Equal(t, Response, r.Outcome, r.Detail)
+	assert.Equal(t, "PUT http://192.0.2.1:80/x?y=1 HTTP/1.1\r\n"+
+		"Host: "+addr+"\r\nX-A: 1\r\nX-B: 2\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello", <-got)
+}
+
+func TestProbeHTTPConnect(t *testing.T) {
+	tests := []struct {
+		name   string
+		reply  string
+		status int
+	}{
+		{"tunnel established", "HTTP/1.1 200 Connection established\r\n\r\n", 200},
+		{"proxy refuses", "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: 1000000\r\n\r\n<html>", 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := make(chan string, 1)
+			addr := rawTCP(t, func(c net.Conn) {
+				line <- readHead(c)
+				io.WriteString(c, tt.reply)
+				// a tunnel (or an endless body) stays open: the probe must
+				// not wait for it
+				for i := 0; i < 100; i++ {
+					if _, err := io.WriteString(c, "tunnel bytes "); err != nil {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			})
+			start := time.Now()
+			r := probeHTTP(testCtx(t, 500*time.Millisecond), Task{Address: addr, Method: "CONNECT", Target: "192.0.2.1:443"})
+			assert.Less(t, time.Since(start), 250*time.Millisecond, "the body is never read")
+			require.Equal(t, Response, r.Outcome, r.Detail)
+			assert.Equal(t, tt.status, r.HTTP.Status)
+			assert.Zero(t, r.HTTP.BodyBytes)
+			assert.Empty(t, r.HTTP.BodySHA256)
+			assert.Empty(t, r.HTTP.Excerpt)
+			assert.True(t, strings.HasPrefix(<-line, "CONNECT 192.0.2.1:443 HTTP/1.1\r\nHost: "+addr+"\r\n"))
+		})
+	}
+}
+
+// TestProbeHTTPHostile covers peers that misbehave: each costs at most one
+// timeout.
+func TestProbeHTTPHostile(t *testing.T) {
+	const timeout = 400 * time.Millisecond
+	endless := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n")
+		chunk := bytes.Repeat([]byte("x"), 4096)
+		for {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}
+	trickle := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+		for {
+			if _, err := io.WriteString(c, "1\r\nx\r\n"); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	hugeLength := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4294967296\r\n\r\nsome data")
+		io.Copy(io.Discard, c) // stall until the probe gives up
+	}
+	shortLength := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly 10 b.")
+	}
+	garbage := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "SSH-2.0-OpenSSH_9.6 secret\r\n")
+	}
+	garbageStall := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "\x00\x01\x02")
+		io.Copy(io.Discard, c)
+	}
+	silent := func(c net.Conn) {
+		readHead(c)
+		io.Copy(io.Discard, c)
+	}
+	slowHeaders := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nServer: x")
+		io.Copy(io.Discard, c)
+	}
+	closes := func(c net.Conn) { readHead(c) }
+	resets := func(c net.Conn) {
+		readHead(c)
+		c.(*net.TCPConn).SetLinger(0) // close sends RST
+	}
+	cutShort := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n")
+	}
+	cutMidLine := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Le")
+	}
+	hugeHeader := func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: ")
+		io.WriteString(c, strings.Repeat("a", 2*maxHeaderBytes))
+		io.Copy(io.Discard, c)
+	}
+
+	tests := []struct {
+		name      string
+		handle    func(net.Conn)
+		maxBytes  int64
+		want      Outcome
+		detail    string // substring
+		trunc     bool
+		bodyBytes int64
+		slow      bool // costs the one timeout
+	}{
+		{"endless body", endless, 4096, Response, "", true, 4096, false},
+		{"endless body, default bound", endless, 0, Response, "", true, DefaultMaxBytes, false},
+		{"slow endless body", trickle, 0, Response, "body read timed out", true, -1, true},
+		{"4 GB content-length then stall", hugeLength, 0, Response, "body read timed out", true, 9, true},
+		{"content-length longer than the body", shortLength, 0, Response, "body: unexpected EOF", false, 10, false},
+		{"not HTTP", garbage, 0, Error, "not an HTTP response", false, 0, false},
+		{"not HTTP, then silent", garbageStall, 0, Error, "not an HTTP response", false, 0, true},
+		{"silent after accept", silent, 0, Timeout, "read response: timed out", false, 0, true},
+		{"headers never end", slowHeaders, 0, Timeout, "read response: timed out", false, 0, true},
+		{"closed without a response", closes, 0, Closed, "closed", false, 0, false},
+		{"reset without a response", resets, 0, Closed, "closed", false, 0, false},
+		{"cut short in the headers", cutShort, 0, Error, "cut short", false, 0, false},
+		{"cut short in a header line", cutMidLine, 0, Error, "invalid HTTP response: malformed MIME header", false, 0, false},
+		{"header over 64 KiB", hugeHeader, 0, Error, "response header exceeds", false, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := rawTCP(t, tt.handle)
+			start := time.Now()
+			r := probeHTTP(testCtx(t, timeout), Task{Address: addr, Target: "/", MaxBytes: tt.maxBytes})
+			took := time.Since(start)
+			assert.Less(t, took, timeout+300*time.Millisecond, "one timeout at most")
+			if !tt.slow {
+				assert.Less(t, took, timeout/2, "no timeout spent")
+			}
+			require.Equal(t, tt.want, r.Outcome, "detail: %s", r.Detail)
+			assert.Contains(t, r.Detail, tt.detail)
+			assert.NotContains(t, r.Detail, "secret", "peer bytes stay out of Detail")
+			assert.NotContains(t, r.Detail, "SSH")
+			if tt.want != Response {
+				assert.Nil(t, r.HTTP)
+				return
+			}
+			assert.Equal(t, 200, r.HTTP.Status)
+			assert.Equal(t, tt.trunc, r.HTTP.Truncated)
+			if tt.bodyBytes >= 0 {
+				assert.Equal(t, tt.bodyBytes, r.HTTP.BodyBytes)
+			} else {
+				assert.Positive(t, r.HTTP.BodyBytes)
+			}
+			assert.Len(t, r.HTTP.BodySHA256, 64)
+		})
+	}
+}
+
+func TestProbeHTTPDial(t *testing.T) {
+	r := probeHTTP(testCtx(t, 300*time.Millisecond), Task{Address: closedTCPPort(t)})
+	assert.Equal(t, Refused, r.Outcome)
+	assert.True(t, strings.HasPrefix(r.Detail, "dial: "), r.Detail)
+	assert.Nil(t, r.HTTP)
+}
+
+// TestProbeHTTPBadTask: a task that could inject lines or break the framing
+// is an Error and sends nothing.
+func TestProbeHTTPBadTask(t *testing.T) {
+	var accepted atomic.Int64
+	addr := rawTCP(t, func(net.Conn) { accepted.Add(1) })
+	tests := []struct {
+		name   string
+		task   Task
+		detail string
+	}{
+		{"no address", Task{}, "without an address"},
+		{"method with space", Task{Address: addr, Method: "GET /x"}, "invalid method"},
+		{"target with CRLF", Task{Address: addr, Target: "/\r\nX-Injected: 1"}, "invalid request target"},
+		{"target with space", Task{Address: addr, Target: "/ HTTP/1.0"}, "invalid request target"},
+		{"host with CRLF", Task{Address: addr, Host: "a\r\nb: c"}, "invalid host"},
+		{"header name", Task{Address: addr, Header: map[string]string{"X A": "1"}}, "invalid header name"},
+		{"header value CRLF", Task{Address: addr, Header: map[string]string{"X-A": "1\r\nX-B: 2"}}, "invalid value"},
+		{"reserved header", Task{Address: addr, Header: map[string]string{"content-length": "5"}}, "set by the probe"},
+		{"connection header", Task{Address: addr, Header: map[string]string{"Connection": "keep-alive"}}, "set by the probe"},
+		{"CONNECT without target", Task{Address: addr, Method: "CONNECT"}, "needs a target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := probeHTTP(testCtx(t, 300*time.Millisecond), tt.task)
+			assert.Equal(t, Error, r.Outcome)
+			assert.Contains(t, r.Detail, tt.detail)
+		})
+	}
+	assert.Zero(t, accepted.Load())
+}
+
+func TestExcerpt(t *testing.T) {
+	tests := []struct {
+		name string
+		head []byte
+		cut  bool
+		want string
+	}{
+		{"empty", nil, false, ""},
+		{"text", []byte("a\tb\r\n"), false, "a\tb\r\n"},
+		{"split rune at the cut", []byte("ab\xc3"), true, "ab"},
+		{"split rune without cut is binary", []byte("ab\xc3"), false, "(binary)"},
+		{"invalid utf-8", []byte("\xff\xfe"), true, "(binary)"},
+		{"nul", []byte("a\x00b"), false, "(binary)"},
+		{"del", []byte("a\x7f"), false, "(binary)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, excerpt(tt.head, tt.cut))
+		})
+	}
+}
+
+func TestLooksHTTP(t *testing.T) {
+	for in, want := range map[string]bool{"HTTP/1.1 ": true, "HTT": true, "H": true, "http/": false, "SSH-": false, "\x00": false} {
+		assert.Equal(t, want, looksHTTP([]byte(in)), fmt.Sprintf("%q", in))
+	}
+}
