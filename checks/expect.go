@@ -32,9 +32,10 @@ const (
 // outcomeStatus maps, per rule, each probe outcome to a status. An outcome
 // missing from a rule's row is an error (the probe did something unplanned).
 var outcomeStatus = map[Rule]map[probes.Outcome]report.Status{
-	RuleBlocked: {probes.Connected: fail, probes.Response: fail,
+	// Closed: the connect completed and the peer hung up: reached.
+	RuleBlocked: {probes.Connected: fail, probes.Response: fail, probes.Closed: fail,
 		probes.Refused: pass, probes.Unreachable: pass, probes.Timeout: pass},
-	RuleReached: {probes.Connected: pass, probes.Response: pass,
+	RuleReached: {probes.Connected: pass, probes.Response: pass, probes.Closed: pass,
 		probes.Refused: inco, probes.Unreachable: inco, probes.Timeout: inco},
 	RuleResolves: {probes.Address: pass,
 		probes.NoData: inco, probes.NXDomain: inco, probes.ServFail: inco, probes.DNSRefused: inco,
@@ -126,6 +127,8 @@ func judgeNoTunnel(r probes.Result) (report.Status, string, string) {
 	switch {
 	case r.Outcome == probes.Error:
 		return report.Error, obs, "the probe could not run"
+	case r.Outcome == probes.Closed:
+		return pass, obs, "the proxy hung up on the CONNECT"
 	case r.Outcome != probes.Response || r.HTTP == nil:
 		return inco, obs, "the proxy did not answer: blocked cannot be told from broken"
 	case r.HTTP.Status >= 200 && r.HTTP.Status < 300:
@@ -142,6 +145,8 @@ func judgeNoForward(local, absolute probes.Result) (report.Status, string, strin
 	switch {
 	case absolute.Outcome == probes.Error:
 		return report.Error, obs, "the probe could not run"
+	case absolute.Outcome == probes.Closed:
+		return pass, obs, "the proxy hung up on the absolute-URI request"
 	case absolute.Outcome != probes.Response || absolute.HTTP == nil:
 		return inco, obs, "the proxy did not answer: blocked cannot be told from broken"
 	}

@@ -19,6 +19,7 @@ func TestOutcomeTable(t *testing.T) {
 		want report.Status
 	}{
 		{RuleBlocked, probes.Connected, report.Fail},
+		{RuleBlocked, probes.Closed, report.Fail}, // connected, then hung up
 		{RuleBlocked, probes.Timeout, report.Pass},     // 20.10: dropped
 		{RuleBlocked, probes.Unreachable, report.Pass}, // >= 25: rejected at once
 		{RuleBlocked, probes.Refused, report.Pass},
@@ -52,6 +53,8 @@ func TestJudgeProxyForward(t *testing.T) {
 	assert.Equal(t, report.Fail, st, "an accepted CONNECT is a tunnel out")
 	st, _, _ = judgeNoTunnel(resp(405, ""))
 	assert.Equal(t, report.Pass, st)
+	st, _, _ = judgeNoTunnel(probes.Result{Outcome: probes.Closed})
+	assert.Equal(t, report.Pass, st, "a proxy that hangs up refused the tunnel")
 	st, _, _ = judgeNoTunnel(probes.Result{Outcome: probes.Timeout})
 	assert.Equal(t, report.Inconclusive, st)
 

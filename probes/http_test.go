@@ -328,7 +328,7 @@ func TestProbeHTTPHostile(t *testing.T) {
 			took := time.Since(start)
 			assert.Less(t, took, timeout+300*time.Millisecond, "one timeout at most")
 			if !tt.slow {
-				assert.Less(t, took, timeout/2, "no timeout spent")
+				assert.Less(t, took, timeout*3/4, "no timeout spent")
 			}
 			require.Equal(t, tt.want, r.Outcome, "detail: %s", r.Detail)
 			assert.Contains(t, r.Detail, tt.detail)

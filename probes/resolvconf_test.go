@@ -32,6 +32,7 @@ func TestReadNameservers(t *testing.T) {
 		{"tabs and CRLF", "nameserver\t192.0.2.53\r\n", []string{"192.0.2.53"}, false},
 		{"ipv6 and zone", "nameserver 2001:db8::1\nnameserver fe80::1%eth0\n", []string{"2001:db8::1", "fe80::1%eth0"}, false},
 		{"invalid entries skipped", "nameserver\nnameserver dns.example\nnameserver 300.1.1.1\nnameservers 1.2.3.4\nnameserver 192.0.2.1\n", []string{"192.0.2.1"}, false},
+		{"comment glued to the address (as glibc)", "nameserver 192.0.2.5;x\nnameserver 192.0.2.6#y\n", []string{"192.0.2.5", "192.0.2.6"}, false},
 		{"indented", "   nameserver 192.0.2.7\n", []string{"192.0.2.7"}, false},
 		{"none", "search example.org\n", nil, true},
 		{"empty", "", nil, true},

@@ -11,7 +11,7 @@ import (
 )
 
 func newCleanupCmd() *cobra.Command {
-	var auditID string
+	var auditID, project string
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove every leftover audit probe container (by label)",
@@ -25,11 +25,18 @@ func newCleanupCmd() *cobra.Command {
 			// Cleanup runs to its end even after Ctrl-C: half a sweep helps no one.
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 2*time.Minute)
 			defer cancel()
-			n, err := checks.Sweep(ctx, api, auditID)
+			var n int
+			if project != "" {
+				n, err = checks.SweepProject(ctx, api, project)
+			} else {
+				n, err = checks.Sweep(ctx, api, auditID)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d probe containers\n", n)
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&auditID, "audit-id", "", "remove only the probes of this audit")
+	cmd.Flags().StringVar(&project, "project", "", "remove only the probes of audits of this project")
+	cmd.MarkFlagsMutuallyExclusive("audit-id", "project")
 	return cmd
 }

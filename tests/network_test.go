@@ -1,0 +1,174 @@
+package tests
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/fixtures"
+	"github.com/ssebench-audit/ssebench-audit/report"
+)
+
+// The documented stack with two live runs passes, from every vantage point.
+func TestCorrectDeploymentPasses(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Runs: 2})
+	r := audit(t, d.Project, closedPort(t))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 0, r.code, "failing: %v", failing(r.report))
+	assert.Equal(t, report.VerdictPass, r.report.Verdict)
+
+	// Every active check ran from the fresh run and from both live runs.
+	vantages := map[string]bool{}
+	for _, c := range checksOf(r.report, d.Project, catalogue.EgressInternet) {
+		vantages[c.Vantage] = true
+		assert.Equal(t, report.Pass, c.Status)
+	}
+	assert.Equal(t, map[string]bool{"fresh-run": true, "run:" + d.Runs[0].RunID: true, "run:" + d.Runs[1].RunID: true}, vantages)
+	for _, id := range []string{catalogue.NetworkAgentsExists, catalogue.NetworkAgentsInternal,
+		catalogue.NetworkAgentsMembers, catalogue.RunNetworks, catalogue.ProxyPublished, catalogue.ProxyReachable,
+		catalogue.DNSProxy, catalogue.DNSExternal, catalogue.EgressDNSDirect, catalogue.EgressHost,
+		catalogue.EgressProxyForward} {
+		s := statuses(r.report, d.Project, id)
+		assert.NotZero(t, s[report.Pass], "%s: %v", id, s)
+		assert.Zero(t, s[report.Fail]+s[report.Error]+s[report.Inconclusive], "%s: %v", id, s)
+	}
+	// Three canary queries, one per vantage, each a name of its own audit.
+	canaries := 0
+	for _, c := range checksOf(r.report, d.Project, catalogue.DNSExternal) {
+		if strings.HasSuffix(c.Target, "(canary)") {
+			canaries++
+		}
+	}
+	assert.Equal(t, 3, canaries)
+}
+
+// Each fault of the catalogue is caught by the check that guards it, with
+// exit status 1.
+func TestMutantsFail(t *testing.T) {
+	for _, tc := range []struct {
+		mutant fixtures.Mutant
+		check  string
+		// vantage the failure must be seen from ("" = any)
+		vantage string
+	}{
+		{fixtures.NotInternal, catalogue.NetworkAgentsInternal, "host"},
+		{fixtures.NotInternal, catalogue.EgressInternet, "fresh-run"},
+		{fixtures.NotInternal, catalogue.DNSExternal, "fresh-run"},
+		{fixtures.NotInternal, catalogue.EgressDNSDirect, "fresh-run"},
+		{fixtures.RunOnDefault, catalogue.RunNetworks, "host"},
+		{fixtures.RunOnDefault, catalogue.EgressInternet, "run:"},
+		{fixtures.DBOnAgents, catalogue.NetworkAgentsMembers, "host"},
+		{fixtures.DualHomedDNS, catalogue.DNSExternal, "run:"},
+		{fixtures.ForwardingProxy, catalogue.EgressProxyForward, "fresh-run"},
+		{fixtures.ForeignMember, catalogue.NetworkAgentsMembers, "host"},
+		{fixtures.SharedProxy, catalogue.IsolationProjects, "fresh-run"},
+	} {
+		t.Run(string(tc.mutant)+"/"+tc.check, func(t *testing.T) {
+			t.Parallel()
+			d := up(t, fixtures.Options{Runs: 1, Mutants: []fixtures.Mutant{tc.mutant}})
+			r := audit(t, d.Project, closedPort(t), "--only", tc.check, "--only", catalogue.DNSProxy,
+				"--only", catalogue.ProxyReachable)
+			require.NotNil(t, r.report, r.stderr)
+			assert.Equal(t, 1, r.code, "%v", failing(r.report))
+			assertFails(t, r.report, d.Project, tc.check, tc.vantage)
+		})
+	}
+}
+
+// A host service bound to 0.0.0.0 answers an agent through the gateway and
+// the host's addresses, although the network is internal.
+func TestHostServiceFails(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Runs: 1})
+	port, stop, err := fixtures.StartHostService()
+	require.NoError(t, err)
+	defer stop()
+	r := audit(t, d.Project, port, "--only", catalogue.EgressHost, "--only", catalogue.ProxyReachable)
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 1, r.code)
+	assertFails(t, r.report, d.Project, catalogue.EgressHost, "fresh-run")
+	assertFails(t, r.report, d.Project, catalogue.EgressHost, "run:")
+	for _, c := range checksOf(r.report, d.Project, catalogue.EgressHost) {
+		if c.Status == report.Fail {
+			assert.Contains(t, c.Observed, "connected")
+		}
+	}
+}
+
+// A proxy published on all interfaces is a warning: exit 0, or 1 with --strict.
+func TestPublishedProxyWarns(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Mutants: []fixtures.Mutant{fixtures.PublishedProxy}})
+	r := audit(t, d.Project, closedPort(t), "--only", catalogue.ProxyPublished)
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 0, r.code)
+	assert.Equal(t, map[report.Status]int{report.Warn: 1}, statuses(r.report, d.Project, catalogue.ProxyPublished))
+	r = audit(t, d.Project, closedPort(t), "--only", catalogue.ProxyPublished, "--strict")
+	assert.Equal(t, 1, r.code)
+}
+
+// Without the positive control (the proxy gone from the agents network), a
+// blocked check cannot pass: the audit is inconclusive, exit 3.
+func TestLostControlIsInconclusive(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, api.NetworkDisconnect(ctx, d.Agents.ID, d.Proxy.ID, true))
+	r := audit(t, d.Project, closedPort(t), "--only", catalogue.DNSProxy, "--only", catalogue.DNSExternal,
+		"--only", catalogue.EgressInternet)
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 3, r.code, "%v", failing(r.report))
+	assert.Equal(t, report.VerdictInconclusive, r.report.Verdict)
+	assert.NotZero(t, statuses(r.report, d.Project, catalogue.DNSExternal)[report.Inconclusive])
+	assert.Zero(t, statuses(r.report, d.Project, catalogue.DNSExternal)[report.Pass])
+}
+
+// A project whose stack is down fails network.agents.exists.
+func TestMissingStackFails(t *testing.T) {
+	t.Parallel()
+	r := audit(t, "sbae2e-absent-"+randHex(3), closedPort(t))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 1, r.code)
+	assertFails(t, r.report, r.report.Projects[0].Name, catalogue.NetworkAgentsExists, "host")
+}
+
+// Two correct projects side by side are isolated from each other, and
+// --all-projects audits both.
+func TestProjectsIsolated(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Runs: 1, SecondProject: true})
+	r := audit(t, d.Project, closedPort(t), "--only", catalogue.IsolationProjects, "--only", catalogue.ProxyReachable)
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 0, r.code, "%v", failing(r.report))
+	targets := 0
+	for _, c := range checksOf(r.report, d.Project, catalogue.IsolationProjects) {
+		assert.Equal(t, report.Pass, c.Status, c.Target)
+		if strings.Contains(c.Target, d.Second.Project) {
+			targets++
+		}
+	}
+	assert.NotZero(t, targets, "the second project's containers were probed")
+
+	args := append([]string{"audit", "--format", "json", "--all-projects", "--only", catalogue.NetworkAgentsInternal}, worldArgs(closedPort(t))...)
+	all := runTool(t, nil, args...)
+	assert.Contains(t, all.stdout, `"name": "`+d.Project+`"`)
+	assert.Contains(t, all.stdout, `"name": "`+d.Second.Project+`"`)
+}
+
+func assertFails(t *testing.T, r *report.Report, project, id, vantage string) {
+	t.Helper()
+	for _, c := range checksOf(r, project, id) {
+		if c.Status == report.Fail && (vantage == "" || c.Vantage == vantage ||
+			(vantage == "run:" && strings.HasPrefix(c.Vantage, "run:"))) {
+			return
+		}
+	}
+	t.Errorf("%s did not fail from %q; checks: %v", id, vantage, failing(r))
+}
