@@ -19,7 +19,7 @@ func TestOutcomeTable(t *testing.T) {
 		want report.Status
 	}{
 		{RuleBlocked, probes.Connected, report.Fail},
-		{RuleBlocked, probes.Closed, report.Fail}, // connected, then hung up
+		{RuleBlocked, probes.Closed, report.Fail},      // connected, then hung up
 		{RuleBlocked, probes.Timeout, report.Pass},     // 20.10: dropped
 		{RuleBlocked, probes.Unreachable, report.Pass}, // >= 25: rejected at once
 		{RuleBlocked, probes.Refused, report.Pass},

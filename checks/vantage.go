@@ -2,6 +2,7 @@ package checks
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -73,32 +74,44 @@ func (pr *prober) run(ctx context.Context, v vantage, plan probes.Plan) (probes.
 	if err := pr.api.CopyToContainer(ctx, created.ID, "/", planTar(planJSON), container.CopyToContainerOptions{}); err != nil {
 		return probes.Report{}, fmt.Errorf("copying the plan into the probe: %w", err)
 	}
-	// Wait for the next exit before starting, so a fast probe is not missed.
-	waitCtx, cancel := context.WithTimeout(ctx, pr.deadline(plan))
-	defer cancel()
-	waitC, errC := pr.api.ContainerWait(waitCtx, created.ID, container.WaitConditionNextExit)
 	if err := pr.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return probes.Report{}, fmt.Errorf("starting the probe container: %w", err)
 	}
-	select {
-	case w := <-waitC:
-		if w.Error != nil {
-			return probes.Report{}, fmt.Errorf("waiting for the probe: %s", w.Error.Message)
-		}
-		if w.StatusCode != 0 {
-			_, stderr := pr.logs(ctx, created.ID)
-			return probes.Report{}, fmt.Errorf("the probe exited with status %d: %s", w.StatusCode, firstLine(stderr))
-		}
-	case err := <-errC:
-		if ctx.Err() != nil {
-			return probes.Report{}, fmt.Errorf("interrupted: %w", ctx.Err())
-		}
-		return probes.Report{}, fmt.Errorf("the probe did not finish within %s: %w", pr.deadline(plan), err)
-	}
-	stdout, stderr := pr.logs(ctx, created.ID)
-	rep, err := probes.ParseReport(bytes.NewReader(stdout), maxProbeStdout)
+	return pr.readReport(ctx, created.ID, pr.deadline(plan))
+}
+
+// readReport follows the probe's output and returns as soon as its report
+// line is complete. It does not wait for the container's exit: on 20.10 the
+// engine reports that exit only once the embedded DNS has given up on the
+// probe's unanswerable queries, seconds after the probe is done.
+func (pr *prober) readReport(ctx context.Context, id string, limit time.Duration) (probes.Report, error) {
+	readCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	rc, err := pr.api.ContainerLogs(readCtx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
 	if err != nil {
-		return probes.Report{}, fmt.Errorf("reading the probe's report: %v (stderr: %s)", err, firstLine(stderr))
+		return probes.Report{}, fmt.Errorf("reading the probe's output: %w", err)
+	}
+	defer rc.Close()
+	outR, outW := io.Pipe()
+	stderr := &bytes.Buffer{}
+	go func() {
+		_, err := stdcopy.StdCopy(outW, &limitWriter{w: stderr, n: maxProbeStderr}, rc)
+		outW.CloseWithError(err)
+	}()
+	defer outR.Close()
+	// The probe writes one JSON document on one line.
+	line, err := bufio.NewReaderSize(io.LimitReader(outR, maxProbeStdout+1), 64<<10).ReadBytes('\n')
+	switch {
+	case ctx.Err() != nil:
+		return probes.Report{}, fmt.Errorf("interrupted: %w", ctx.Err())
+	case readCtx.Err() != nil:
+		return probes.Report{}, fmt.Errorf("the probe did not report within %s", limit)
+	case err != nil && len(line) == 0:
+		return probes.Report{}, fmt.Errorf("the probe ended without a report: %s", firstLine(stderr.Bytes()))
+	}
+	rep, err := probes.ParseReport(bytes.NewReader(line), maxProbeStdout)
+	if err != nil {
+		return probes.Report{}, fmt.Errorf("reading the probe's report: %v (stderr: %s)", err, firstLine(stderr.Bytes()))
 	}
 	return rep, nil
 }
@@ -113,19 +126,6 @@ func (pr *prober) deadline(plan probes.Plan) time.Duration {
 		}
 	}
 	return 2*longest + 30*time.Second
-}
-
-func (pr *prober) logs(ctx context.Context, id string) (stdout, stderr []byte) {
-	rc, err := pr.api.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
-	if err != nil {
-		return nil, []byte(err.Error())
-	}
-	defer rc.Close()
-	var out, errb bytes.Buffer
-	// Read one byte past the bound so an oversized report is rejected, not cut.
-	_, _ = stdcopy.StdCopy(&limitWriter{w: &out, n: maxProbeStdout + 1}, &limitWriter{w: &errb, n: maxProbeStderr},
-		io.LimitReader(rc, 2*maxProbeStdout))
-	return out.Bytes(), errb.Bytes()
 }
 
 // remove force-removes a probe on a context Ctrl-C does not cancel.
