@@ -56,18 +56,20 @@ func TestMutantsFail(t *testing.T) {
 		check  string
 		// vantage the failure must be seen from ("" = any)
 		vantage string
+		// every target of the check must fail from that vantage, not just one
+		everyTarget bool
 	}{
-		{fixtures.NotInternal, catalogue.NetworkAgentsInternal, "host"},
-		{fixtures.NotInternal, catalogue.EgressInternet, "fresh-run"},
-		{fixtures.NotInternal, catalogue.DNSExternal, "fresh-run"},
-		{fixtures.NotInternal, catalogue.EgressDNSDirect, "fresh-run"},
-		{fixtures.RunOnDefault, catalogue.RunNetworks, "host"},
-		{fixtures.RunOnDefault, catalogue.EgressInternet, "run:"},
-		{fixtures.DBOnAgents, catalogue.NetworkAgentsMembers, "host"},
-		{fixtures.DualHomedDNS, catalogue.DNSExternal, "run:"},
-		{fixtures.ForwardingProxy, catalogue.EgressProxyForward, "fresh-run"},
-		{fixtures.ForeignMember, catalogue.NetworkAgentsMembers, "host"},
-		{fixtures.SharedProxy, catalogue.IsolationProjects, "fresh-run"},
+		{fixtures.NotInternal, catalogue.NetworkAgentsInternal, "host", false},
+		{fixtures.NotInternal, catalogue.EgressInternet, "fresh-run", false},
+		{fixtures.NotInternal, catalogue.DNSExternal, "fresh-run", false},
+		{fixtures.NotInternal, catalogue.EgressDNSDirect, "fresh-run", false},
+		{fixtures.RunOnDefault, catalogue.RunNetworks, "host", false},
+		{fixtures.RunOnDefault, catalogue.EgressInternet, "run:", false},
+		{fixtures.DBOnAgents, catalogue.NetworkAgentsMembers, "host", false},
+		{fixtures.DualHomedDNS, catalogue.DNSExternal, "run:", false},
+		{fixtures.ForwardingProxy, catalogue.EgressProxyForward, "fresh-run", true}, // CONNECT and absolute-URI GET
+		{fixtures.ForeignMember, catalogue.NetworkAgentsMembers, "host", false},
+		{fixtures.SharedProxy, catalogue.IsolationProjects, "fresh-run", false},
 	} {
 		t.Run(string(tc.mutant)+"/"+tc.check, func(t *testing.T) {
 			t.Parallel()
@@ -77,6 +79,24 @@ func TestMutantsFail(t *testing.T) {
 			require.NotNil(t, r.report, r.stderr)
 			assert.Equal(t, 1, r.code, "%v", failing(r.report))
 			assertFails(t, r.report, d.Project, tc.check, tc.vantage)
+			if tc.mutant == fixtures.DualHomedDNS {
+				// The audit also asks the run's own --dns resolver directly,
+				// whatever the engine's embedded DNS does with it.
+				fwd := d.Extras[0].IPs[d.Agents.Name]
+				require.NotEmpty(t, fwd)
+				seen := false
+				for _, c := range checksOf(r.report, d.Project, tc.check) {
+					seen = seen || (c.Status == report.Fail && strings.Contains(c.Observed, "via "+fwd+":53/udp: address"))
+				}
+				assert.True(t, seen, "no dns.external failure through %s: %v", fwd, failing(r.report))
+			}
+			if tc.everyTarget {
+				for _, c := range checksOf(r.report, d.Project, tc.check) {
+					if c.Vantage == tc.vantage {
+						assert.Equal(t, report.Fail, c.Status, c.Target)
+					}
+				}
+			}
 		})
 	}
 }
