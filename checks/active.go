@@ -142,6 +142,10 @@ func (in activeInputs) plan(v vantage) []Probe {
 			}})
 	}
 
+	for _, p := range daemonProbes(in.dep, v) {
+		add(p)
+	}
+
 	if v.Run == nil {
 		for _, o := range in.dep.Others {
 			var tasks []probes.Task

@@ -88,6 +88,25 @@ type auditor struct {
 	imageOnce sync.Once
 	image     string
 	imageErr  error
+
+	binOnce sync.Once
+	bin     []byte
+	binErr  error
+}
+
+// binary is the tool's own executable, read once: what the in-container
+// vantage copies into runs.
+func (a *auditor) binary() ([]byte, error) {
+	a.binOnce.Do(func() {
+		path := a.cfg.Binary
+		if path == "" {
+			if path, a.binErr = os.Executable(); a.binErr != nil {
+				return
+			}
+		}
+		a.bin, a.binErr = os.ReadFile(path)
+	})
+	return a.bin, a.binErr
 }
 
 // project runs every check of one project.
@@ -121,16 +140,30 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) []
 			vantages = append(vantages, runVantage(r))
 		}
 	}
-	results := make([][]report.Check, len(vantages))
+	// Every vantage and every in-container examination is one job of a
+	// bounded pool: the audit costs about one probe, whatever the runs.
+	var jobs []func() []report.Check
+	for _, v := range vantages {
+		jobs = append(jobs, func() []report.Check { return a.vantage(ctx, project, in, v) })
+	}
+	if a.cfg.Wanted(catalogue.SocketAdmin) {
+		pr := a.prober(project)
+		for _, r := range dep.Runs {
+			if r.State != nil && r.State.Running {
+				jobs = append(jobs, func() []report.Check { return a.socketChecks(ctx, pr, r) })
+			}
+		}
+	}
+	results := make([][]report.Check, len(jobs))
 	sem := make(chan struct{}, a.cfg.Workers)
 	var wg sync.WaitGroup
-	for i, v := range vantages {
+	for i, job := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i] = a.vantage(ctx, project, in, v)
+			results[i] = job()
 		}()
 	}
 	wg.Wait()
@@ -158,8 +191,8 @@ func (a *auditor) vantage(ctx context.Context, project string, in activeInputs, 
 	image, err := a.probeImage(ctx)
 	var rep probes.Report
 	if err == nil {
-		pr := &prober{api: a.api, image: image, auditID: a.auditID, project: project,
-			probeDNS: a.cfg.ProbeDNS, timeout: a.cfg.Timeout}
+		pr := a.prober(project)
+		pr.image = image
 		if v.Run != nil {
 			pr.probeDNS = "" // a joined namespace keeps the run's own resolver
 		}
@@ -220,6 +253,10 @@ func judgeVantage(vantageName string, ps []Probe, rep probes.Report) []report.Ch
 		}
 	}
 	return checks
+}
+
+func (a *auditor) prober(project string) *prober {
+	return &prober{api: a.api, auditID: a.auditID, project: project, probeDNS: a.cfg.ProbeDNS, timeout: a.cfg.Timeout}
 }
 
 func (a *auditor) probeImage(ctx context.Context) (string, error) {

@@ -71,6 +71,10 @@ func judge(p Probe, results []probes.Result) (report.Status, string, string) {
 		return judgeNoTunnel(results[0])
 	case RuleNoForward:
 		return judgeNoForward(results[0], results[1])
+	case RuleForbidden:
+		return judgeForbidden(p.Check, results[0], results[1])
+	case RulePublicView:
+		return judgePublicView(results[0], results[1])
 	}
 	worst := report.Pass
 	var reached []string

@@ -38,6 +38,7 @@ func hostChecks(d *Deployment) []report.Check {
 		out = append(out, membersChecks(d)...)
 	}
 	out = append(out, runNetworksChecks(d)...)
+	out = append(out, hardeningChecks(d)...)
 	out = append(out, proxyPublishedCheck(d))
 	return out
 }

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
 	"context"
@@ -71,7 +70,7 @@ func (pr *prober) run(ctx context.Context, v vantage, plan probes.Plan) (probes.
 	}
 	defer pr.remove(ctx, created.ID)
 
-	if err := pr.api.CopyToContainer(ctx, created.ID, "/", planTar(planJSON), container.CopyToContainerOptions{}); err != nil {
+	if err := pr.api.CopyToContainer(ctx, created.ID, "/", filesTar(map[string]tarFile{planPath[1:]: {0o444, planJSON}}), container.CopyToContainerOptions{}); err != nil {
 		return probes.Report{}, fmt.Errorf("copying the plan into the probe: %w", err)
 	}
 	if err := pr.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
@@ -133,15 +132,6 @@ func (pr *prober) remove(ctx context.Context, id string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()
 	_ = pr.api.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-}
-
-func planTar(planJSON []byte) io.Reader {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	_ = tw.WriteHeader(&tar.Header{Name: planPath[1:], Mode: 0o444, Size: int64(len(planJSON))})
-	_, _ = tw.Write(planJSON)
-	_ = tw.Close()
-	return &buf
 }
 
 // limitWriter keeps the first n bytes and silently drops the rest.

@@ -53,6 +53,7 @@ func probeHTTP(ctx context.Context, t Task) Result {
 		return r
 	}
 	defer conn.Close()
+	r.Connected = true // whatever follows, something accepted the connection
 	// one deadline for the whole exchange; a cancelled parent ends it at once
 	deadline, _ := ctx.Deadline()
 	if err := conn.SetDeadline(deadline); err != nil {
@@ -87,6 +88,9 @@ func probeHTTP(ctx context.Context, t Task) Result {
 		max = DefaultMaxBytes
 	}
 	s := &bodySummary{h: sha256.New()}
+	if t.InspectJSON {
+		s.keep = min(max, maxInspectBytes)
+	}
 	n, err := io.Copy(s, io.LimitReader(resp.Body, max))
 	if err == nil && n == max {
 		// the bound was reached: one more byte tells whether there was more
@@ -110,8 +114,42 @@ func probeHTTP(ctx context.Context, t Task) Result {
 	}
 	h.BodyBytes = s.n
 	h.BodySHA256 = hex.EncodeToString(s.h.Sum(nil))
-	h.Excerpt = excerpt(s.head, h.Truncated || s.n > int64(len(s.head)))
+	if t.KeepExcerpt {
+		h.Excerpt = excerpt(s.head, h.Truncated || s.n > int64(len(s.head)))
+	}
+	if t.InspectJSON {
+		incomplete := h.Truncated || err != nil || s.n > int64(len(s.body))
+		r.Detail = joinDetail(r.Detail, inspectBody(h, s.body, incomplete))
+	}
 	return r
+}
+
+// inspectBody fills JSONKeys and DiffLike from body and returns a note for
+// Detail (never peer bytes), only when the body was not read whole:
+// incomplete says body is not the whole body. A complete body adds no
+// note, JSON or not (the host reads a non-empty Detail as "not within
+// bounds").
+func inspectBody(h *HTTPResult, body []byte, incomplete bool) string {
+	in := inspectJSON(body)
+	h.JSONKeys, h.DiffLike = in.Keys, in.DiffLike
+	switch {
+	case incomplete && in.Partial:
+		return fmt.Sprintf("json: body truncated after %d bytes, keys may be partial", len(body))
+	case incomplete:
+		return fmt.Sprintf("json: body truncated after %d bytes", len(body))
+	}
+	return ""
+}
+
+// joinDetail joins two Detail notes with "; ", skipping empty ones.
+func joinDetail(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return clip(a + "; " + b)
 }
 
 // classifyResponseError tells a silent or closing peer from one that sent
@@ -285,16 +323,22 @@ func excerpt(head []byte, cut bool) string {
 	return string(head)
 }
 
-// bodySummary hashes and counts what is written and keeps its first bytes.
+// bodySummary hashes and counts what is written and keeps its first bytes
+// (excerptBytes for the excerpt, keep for the JSON inspection).
 type bodySummary struct {
 	h    hash.Hash
 	n    int64
 	head []byte
+	keep int64
+	body []byte
 }
 
 func (s *bodySummary) Write(p []byte) (int, error) {
 	if room := excerptBytes - len(s.head); room > 0 {
 		s.head = append(s.head, p[:min(room, len(p))]...)
+	}
+	if room := s.keep - int64(len(s.body)); room > 0 {
+		s.body = append(s.body, p[:min(room, int64(len(p)))]...)
 	}
 	s.n += int64(len(p))
 	return s.h.Write(p)

@@ -140,31 +140,43 @@ func TestProbeHTTPServer(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := hits.Load()
-			tt.task.Address = addr
-			r := probeHTTP(testCtx(t, 500*time.Millisecond), tt.task)
-			require.Equal(t, Response, r.Outcome, "detail: %s", r.Detail)
-			require.NotNil(t, r.HTTP)
-			assert.Equal(t, addr, r.Peer)
-			assert.Empty(t, r.Detail)
-			assert.Equal(t, tt.status, r.HTTP.Status)
-			assert.Equal(t, tt.trunc, r.HTTP.Truncated)
-			if tt.body != nil {
-				assert.Equal(t, int64(len(tt.body)), r.HTTP.BodyBytes)
-				assert.Equal(t, sha(tt.body), r.HTTP.BodySHA256)
-				assert.Equal(t, tt.excerpt, r.HTTP.Excerpt)
-			}
-			if tt.header != nil {
-				assert.Equal(t, tt.header, r.HTTP.Header)
-			}
-			assert.NotContains(t, r.HTTP.Header, "X-Secret")
-			assert.Equal(t, tt.seen, <-got)
-			assert.Equal(t, before+1, hits.Load(), "exactly one request")
-			if tt.status == 302 {
-				assert.Equal(t, "http://192.0.2.1/elsewhere", r.HTTP.Header["Location"])
-			}
-		})
+		// each case twice: the excerpt is kept only when the task asks
+		for _, keep := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/keep_excerpt=%v", tt.name, keep), func(t *testing.T) {
+				before := hits.Load()
+				task := tt.task
+				task.Address, task.KeepExcerpt = addr, keep
+				r := probeHTTP(testCtx(t, 500*time.Millisecond), task)
+				require.Equal(t, Response, r.Outcome, "detail: %s", r.Detail)
+				require.NotNil(t, r.HTTP)
+				assert.True(t, r.Connected)
+				assert.Equal(t, addr, r.Peer)
+				assert.Empty(t, r.Detail)
+				assert.Equal(t, tt.status, r.HTTP.Status)
+				assert.Equal(t, tt.trunc, r.HTTP.Truncated)
+				assert.Nil(t, r.HTTP.JSONKeys, "only with InspectJSON")
+				assert.False(t, r.HTTP.DiffLike)
+				if tt.body != nil {
+					assert.Equal(t, int64(len(tt.body)), r.HTTP.BodyBytes)
+					assert.Equal(t, sha(tt.body), r.HTTP.BodySHA256)
+					if keep {
+						assert.Equal(t, tt.excerpt, r.HTTP.Excerpt)
+					}
+				}
+				if !keep {
+					assert.Empty(t, r.HTTP.Excerpt, "no body byte kept by default")
+				}
+				if tt.header != nil {
+					assert.Equal(t, tt.header, r.HTTP.Header)
+				}
+				assert.NotContains(t, r.HTTP.Header, "X-Secret")
+				assert.Equal(t, tt.seen, <-got)
+				assert.Equal(t, before+1, hits.Load(), "exactly one request")
+				if tt.status == 302 {
+					assert.Equal(t, "http://192.0.2.1/elsewhere", r.HTTP.Header["Location"])
+				}
+			})
+		}
 	}
 }
 
@@ -215,6 +227,7 @@ func TestProbeHTTPConnect(t *testing.T) {
 			r := probeHTTP(testCtx(t, 500*time.Millisecond), Task{Address: addr, Method: "CONNECT", Target: "192.0.2.1:443"})
 			assert.Less(t, time.Since(start), 250*time.Millisecond, "the body is never read")
 			require.Equal(t, Response, r.Outcome, r.Detail)
+			assert.True(t, r.Connected)
 			assert.Equal(t, tt.status, r.HTTP.Status)
 			assert.Zero(t, r.HTTP.BodyBytes)
 			assert.Empty(t, r.HTTP.BodySHA256)
@@ -331,6 +344,7 @@ func TestProbeHTTPHostile(t *testing.T) {
 				assert.Less(t, took, timeout*3/4, "no timeout spent")
 			}
 			require.Equal(t, tt.want, r.Outcome, "detail: %s", r.Detail)
+			assert.True(t, r.Connected, "the dial succeeded, whatever came after")
 			assert.Contains(t, r.Detail, tt.detail)
 			assert.NotContains(t, r.Detail, "secret", "peer bytes stay out of Detail")
 			assert.NotContains(t, r.Detail, "SSH")
@@ -353,6 +367,7 @@ func TestProbeHTTPHostile(t *testing.T) {
 func TestProbeHTTPDial(t *testing.T) {
 	r := probeHTTP(testCtx(t, 300*time.Millisecond), Task{Address: closedTCPPort(t)})
 	assert.Equal(t, Refused, r.Outcome)
+	assert.False(t, r.Connected, "nothing listening")
 	assert.True(t, strings.HasPrefix(r.Detail, "dial: "), r.Detail)
 	assert.Nil(t, r.HTTP)
 }
@@ -382,6 +397,7 @@ func TestProbeHTTPBadTask(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := probeHTTP(testCtx(t, 300*time.Millisecond), tt.task)
 			assert.Equal(t, Error, r.Outcome)
+			assert.False(t, r.Connected, "nothing dialled")
 			assert.Contains(t, r.Detail, tt.detail)
 		})
 	}
@@ -414,4 +430,105 @@ func TestLooksHTTP(t *testing.T) {
 	for in, want := range map[string]bool{"HTTP/1.1 ": true, "HTT": true, "H": true, "http/": false, "SSH-": false, "\x00": false} {
 		assert.Equal(t, want, looksHTTP([]byte(in)), fmt.Sprintf("%q", in))
 	}
+}
+
+// TestProbeHTTPInspectJSON: keys and the diff check come from the body as
+// read, never from more than MaxBytes of it, and no body byte is kept.
+func TestProbeHTTPInspectJSON(t *testing.T) {
+	leak := `{"diff":` + fmt.Sprintf("%q", patch) + `}`
+	late := `{"pad":"` + strings.Repeat("x", 100) + `","diff":` + fmt.Sprintf("%q", patch) + `}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/reference/patch":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, leak)
+		case "/late":
+			io.WriteString(w, late)
+		case "/forbidden":
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"error":"endpoint is only available on the admin socket"}`)
+		case "/project":
+			io.WriteString(w, `{"project":{"name":"p"},"report":{"poc":["a"]},"scripts":[{"name":"build","body":"make"}]}`)
+		case "/text-diff":
+			io.WriteString(w, patch)
+		case "/text":
+			io.WriteString(w, "hello")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	addr := srv.Listener.Addr().String()
+
+	tests := []struct {
+		name     string
+		target   string
+		maxBytes int64
+		keys     []string
+		diff     bool
+		detail   string // "" means empty
+		trunc    bool
+	}{
+		{"leaked reference patch", "/reference/patch", 0, []string{"diff"}, true, "", false},
+		{"403 error object", "/forbidden", 0, []string{"error"}, false, "", false},
+		{"public view", "/project", 0, []string{"project", "project.name", "report", "report.poc", "scripts", "scripts[].body", "scripts[].name"}, false, "", false},
+		{"plain diff body", "/text-diff", 0, nil, true, "", false},
+		{"plain text", "/text", 0, nil, false, "", false},
+		{"patch cut by MaxBytes, header kept", "/reference/patch", 30, []string{"diff"}, true, "json: body truncated after 30 bytes, keys may be partial", true},
+		{"diff beyond MaxBytes is not seen", "/late", 100, []string{"pad"}, false, "json: body truncated after 100 bytes, keys may be partial", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := probeHTTP(testCtx(t, time.Second), Task{Address: addr, Target: tt.target, InspectJSON: true, MaxBytes: tt.maxBytes})
+			require.Equal(t, Response, r.Outcome, r.Detail)
+			assert.True(t, r.Connected)
+			assert.Equal(t, tt.keys, r.HTTP.JSONKeys)
+			assert.Equal(t, tt.diff, r.HTTP.DiffLike)
+			assert.Equal(t, tt.detail, r.Detail)
+			assert.Equal(t, tt.trunc, r.HTTP.Truncated)
+			assert.Empty(t, r.HTTP.Excerpt, "no excerpt unless asked")
+			assert.NotContains(t, r.Detail, "diff --git")
+			if tt.maxBytes > 0 {
+				assert.Equal(t, tt.maxBytes, r.HTTP.BodyBytes)
+			}
+		})
+	}
+}
+
+// TestProbeHTTPInspectJSONEndless: an endless or stalled JSON body is
+// inspected as far as it was read.
+func TestProbeHTTPInspectJSONEndless(t *testing.T) {
+	endless := rawTCP(t, func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n")
+		io.WriteString(c, `{"a":{"b":1},"list":[`)
+		for {
+			if _, err := io.WriteString(c, `{"x":"y"},`); err != nil {
+				return
+			}
+		}
+	})
+	const cut = `{"diff":"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-`
+	stalled := rawTCP(t, func(c net.Conn) {
+		readHead(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+		io.WriteString(c, cut)
+		io.Copy(io.Discard, c)
+	})
+	t.Run("endless", func(t *testing.T) {
+		r := probeHTTP(testCtx(t, time.Second), Task{Address: endless, InspectJSON: true, MaxBytes: 4096})
+		require.Equal(t, Response, r.Outcome, r.Detail)
+		assert.True(t, r.HTTP.Truncated)
+		assert.Equal(t, int64(4096), r.HTTP.BodyBytes)
+		assert.Equal(t, []string{"a", "a.b", "list", "list[].x"}, r.HTTP.JSONKeys)
+		assert.False(t, r.HTTP.DiffLike)
+		assert.Contains(t, r.Detail, "truncated")
+	})
+	t.Run("stalled mid-patch", func(t *testing.T) {
+		r := probeHTTP(testCtx(t, 300*time.Millisecond), Task{Address: stalled, InspectJSON: true})
+		require.Equal(t, Response, r.Outcome, r.Detail)
+		assert.True(t, r.HTTP.Truncated)
+		assert.Equal(t, []string{"diff"}, r.HTTP.JSONKeys)
+		assert.True(t, r.HTTP.DiffLike)
+		assert.Equal(t, int64(len(cut)), r.HTTP.BodyBytes)
+		assert.Equal(t, fmt.Sprintf("body read timed out; json: body truncated after %d bytes, keys may be partial", len(cut)), r.Detail)
+	})
 }

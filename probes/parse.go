@@ -12,6 +12,7 @@ var knownOutcomes = map[Outcome]bool{
 	Connected: true, Refused: true, Unreachable: true, Timeout: true,
 	Address: true, NoData: true, NXDomain: true, ServFail: true, DNSRefused: true, OtherRcode: true,
 	Response: true, Closed: true, Error: true,
+	Denied: true, NotFound: true, Exists: true,
 }
 
 // ParseReport reads a probe's stdout (at most max bytes) as one Report: a
@@ -44,6 +45,29 @@ func ParseReport(r io.Reader, max int64) (Report, error) {
 		if !knownOutcomes[res.Outcome] {
 			return Report{}, fmt.Errorf("report: result %q: unknown outcome %q", res.ID, res.Outcome)
 		}
+		if err := checkBounds(res); err != nil {
+			return Report{}, fmt.Errorf("report: result %q: %w", res.ID, err)
+		}
 	}
 	return rep, nil
+}
+
+// checkBounds enforces the shapes a probe produces: at most MaxJSONKeys
+// json keys of at most MaxJSONKeyBytes each, and a file's parent without
+// a parent of its own.
+func checkBounds(res Result) error {
+	if h := res.HTTP; h != nil {
+		if len(h.JSONKeys) > MaxJSONKeys {
+			return fmt.Errorf("%d json keys, more than %d", len(h.JSONKeys), MaxJSONKeys)
+		}
+		for _, k := range h.JSONKeys {
+			if len(k) > MaxJSONKeyBytes {
+				return fmt.Errorf("a json key of %d bytes, more than %d", len(k), MaxJSONKeyBytes)
+			}
+		}
+	}
+	if f := res.File; f != nil && f.Dir != nil && f.Dir.Dir != nil {
+		return errors.New("file: nested dir")
+	}
+	return nil
 }

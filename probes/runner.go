@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 )
@@ -23,16 +24,22 @@ const (
 	maxTimeout = time.Hour
 )
 
+// getuid and getgid are variables so tests running as root can tell a
+// filled id from a zero one.
+var getuid, getgid = os.Getuid, os.Getgid
+
 // registry maps each kind to its probe.
 var registry = map[Kind]func(context.Context, Task) Result{
 	KindDNS:  probeDNS,
 	KindTCP:  probeTCP,
 	KindUDP:  probeUDP,
 	KindHTTP: probeHTTP,
+	KindUnix: probeUnix,
+	KindFile: probeFile,
 }
 
 // Run executes every task of p concurrently and returns the results in the
-// order of p.Tasks. It never panics on a task: a bad task is an Error result.
+// order of p.Tasks, with the process's own uid and gid. It never panics on a task: a bad task is an Error result.
 func Run(ctx context.Context, p Plan) Report {
 	results := make([]Result, len(p.Tasks))
 	sem := make(chan struct{}, maxConcurrent)
@@ -54,7 +61,7 @@ func Run(ctx context.Context, p Plan) Report {
 		}()
 	}
 	wg.Wait()
-	return Report{Version: Version, Results: results}
+	return Report{Version: Version, UID: getuid(), GID: getgid(), Results: results}
 }
 
 // taskTimeout is t.TimeoutMS, else p.TimeoutMS, else defaultTimeout.
@@ -99,7 +106,7 @@ func runTask(ctx context.Context, t Task, timeout time.Duration) (r Result) {
 }
 
 // Execute parses a plan, runs it and writes the Report to out as one JSON
-// document. An error means no report was written (bad plan or write error).
+// document, with the probe process's own uid and gid. An error means no report was written (bad plan or write error).
 func Execute(ctx context.Context, planJSON []byte, out io.Writer) error {
 	p, err := parsePlan(planJSON)
 	if err != nil {

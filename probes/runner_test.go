@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +50,49 @@ func TestRun(t *testing.T) {
 	// the task's own timeout wins over the plan's
 	assert.GreaterOrEqual(t, rep.Results[5].DurationMS, int64(90))
 	assert.Less(t, rep.Results[5].DurationMS, int64(250))
+}
+
+// TestRunUnixAndFile: the new kinds are in the registry and report their
+// path as the peer; the report carries the probe's own ids.
+func TestRunUnixAndFile(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	unixListener(t, sock)
+	p := Plan{TimeoutMS: 500, Tasks: []Task{
+		{ID: "unix", Kind: KindUnix, Path: sock},
+		{ID: "unix-missing", Kind: KindUnix, Path: filepath.Join(dir, "none.sock")},
+		{ID: "file", Kind: KindFile, Path: sock},
+		{ID: "file-missing", Kind: KindFile, Path: filepath.Join(dir, "none.sock")},
+	}}
+	rep := Run(context.Background(), p)
+	assert.Equal(t, os.Getuid(), rep.UID)
+	assert.Equal(t, os.Getgid(), rep.GID)
+	require.Len(t, rep.Results, 4)
+	defer func(u, g func() int) { getuid, getgid = u, g }(getuid, getgid)
+	getuid, getgid = func() int { return 1000 }, func() int { return 1001 }
+	ids := Run(context.Background(), Plan{})
+	assert.Equal(t, 1000, ids.UID, "the report carries the process's ids")
+	assert.Equal(t, 1001, ids.GID)
+	getuid, getgid = os.Getuid, os.Getgid
+	want := []Outcome{Connected, NotFound, Exists, NotFound}
+	for i, r := range rep.Results {
+		assert.Equal(t, want[i], r.Outcome, "%s: %s", r.ID, r.Detail)
+		assert.Equal(t, p.Tasks[i].Path, r.Peer)
+	}
+	assert.True(t, rep.Results[2].File.Socket)
+	assert.True(t, rep.Results[3].File.DirWritable)
+
+	// through Execute and ParseReport, as the host sees it
+	plan, err := json.Marshal(p)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, Execute(context.Background(), plan, &out))
+	parsed, err := ParseReport(&out, 1<<20)
+	require.NoError(t, err)
+	assert.Equal(t, os.Getuid(), parsed.UID)
+	for i, r := range parsed.Results {
+		assert.Equal(t, want[i], r.Outcome)
+	}
 }
 
 func TestRunConcurrent(t *testing.T) {
@@ -128,7 +173,7 @@ func TestExecute(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, Execute(context.Background(), []byte(`{"timeout_ms":1,"tasks":[]}`), &out))
-	assert.JSONEq(t, fmt.Sprintf(`{"version":%q,"results":[]}`, Version), out.String())
+	assert.JSONEq(t, fmt.Sprintf(`{"version":%q,"uid":%d,"gid":%d,"results":[]}`, Version, os.Getuid(), os.Getgid()), out.String())
 }
 
 func TestExecuteRejects(t *testing.T) {
@@ -156,9 +201,30 @@ func TestExecuteRejects(t *testing.T) {
 
 // TestReportJSONShape pins the field names the host reads.
 func TestReportJSONShape(t *testing.T) {
-	b, err := json.Marshal(Report{Version: "v", Results: []Result{{ID: "a", Kind: KindHTTP, Outcome: Response,
+	b, err := json.Marshal(Report{Version: "v", UID: 1000, GID: 1001, Results: []Result{{ID: "a", Kind: KindHTTP, Outcome: Response,
 		HTTP: &HTTPResult{Status: 200, BodySHA256: "x"}}}})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"version":"v","results":[{"id":"a","kind":"http","outcome":"response","duration_ms":0,
+	assert.JSONEq(t, `{"version":"v","uid":1000,"gid":1001,"results":[{"id":"a","kind":"http","outcome":"response","duration_ms":0,
 		"http":{"status":200,"body_bytes":0,"truncated":false,"body_sha256":"x"}}]}`, string(b))
+
+	// the new fields, all set
+	b, err = json.Marshal(Report{Version: "v", Results: []Result{
+		{ID: "h", Kind: KindHTTP, Outcome: Response, Connected: true,
+			HTTP: &HTTPResult{Status: 200, BodySHA256: "x", JSONKeys: []string{"diff"}, DiffLike: true}},
+		{ID: "f", Kind: KindFile, Outcome: Exists, Peer: "/run/ssebench/admin.sock",
+			File: &FileResult{Mode: "Srw-------", Perm: 0o600, Socket: true, UID: 0, GID: 0, DirWritable: false,
+				Dir: &FileResult{Mode: "drwx------", Perm: 0o700, UID: 0, GID: 0, DirWritable: true}}},
+	}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"version":"v","uid":0,"gid":0,"results":[
+		{"id":"h","kind":"http","outcome":"response","duration_ms":0,"connected":true,
+		 "http":{"status":200,"body_bytes":0,"truncated":false,"body_sha256":"x","json_keys":["diff"],"diff_like":true}},
+		{"id":"f","kind":"file","outcome":"exists","peer":"/run/ssebench/admin.sock","duration_ms":0,
+		 "file":{"mode":"Srw-------","perm":384,"socket":true,"uid":0,"gid":0,"dir_writable":false,
+		  "dir":{"mode":"drwx------","perm":448,"socket":false,"uid":0,"gid":0,"dir_writable":true}}}]}`, string(b))
+
+	// and the task fields the host sets
+	b, err = json.Marshal(Task{ID: "t", Kind: KindUnix, Path: "/p", KeepExcerpt: true, InspectJSON: true})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":"t","kind":"unix","path":"/p","keep_excerpt":true,"inspect_json":true}`, string(b))
 }

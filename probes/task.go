@@ -11,6 +11,8 @@ const (
 	KindTCP  Kind = "tcp"
 	KindUDP  Kind = "udp"
 	KindHTTP Kind = "http"
+	KindUnix Kind = "unix" // connect() to the Unix stream socket at Path, close at once, send nothing
+	KindFile Kind = "file" // lstat of Path and of its parent directory
 )
 
 // Task is one probe the host asks a probe container to run.
@@ -36,6 +38,15 @@ type Task struct {
 	Host   string            `json:"host,omitempty"`   // Host header; default Address
 	Header map[string]string `json:"header,omitempty"`
 	Body   string            `json:"body,omitempty"`
+	// KeepExcerpt fills HTTPResult.Excerpt; without it no body byte is
+	// kept (a body may be a leaked secret such as a reference patch).
+	KeepExcerpt bool `json:"keep_excerpt,omitempty"`
+	// InspectJSON fills HTTPResult.JSONKeys and DiffLike from the body
+	// read (never more than MaxBytes).
+	InspectJSON bool `json:"inspect_json,omitempty"`
+
+	// Unix, file: the path to connect to or to lstat.
+	Path string `json:"path,omitempty"`
 
 	TimeoutMS int64 `json:"timeout_ms,omitempty"` // per task; default Plan.TimeoutMS
 	MaxBytes  int64 `json:"max_bytes,omitempty"`  // bound on bytes read; default DefaultMaxBytes
@@ -71,6 +82,11 @@ const (
 	// without sending a byte (e.g. a proxy dropping a CONNECT).
 	Closed Outcome = "closed"
 
+	// unix, file outcomes (unix also uses Connected and Refused)
+	Denied   Outcome = "denied"    // EACCES / EPERM
+	NotFound Outcome = "not-found" // ENOENT / ENOTDIR
+	Exists   Outcome = "exists"    // file: lstat succeeded
+
 	Error Outcome = "error" // the probe itself could not run (bad task, no resolv.conf, ...)
 )
 
@@ -88,22 +104,63 @@ type Result struct {
 	Addresses  []string    `json:"addresses,omitempty"` // DNS answers
 	Rcode      string      `json:"rcode,omitempty"`     // DNS rcode as text
 	HTTP       *HTTPResult `json:"http,omitempty"`
+	// Connected (http): the TCP connect completed, whatever came after; it
+	// tells "nothing listening" from "connected but never answered".
+	Connected bool        `json:"connected,omitempty"`
+	File      *FileResult `json:"file,omitempty"` // file
+}
+
+// FileResult is what lstat says of a path and of its parent directory.
+//
+// When the path itself could not be lstat'ed (Outcome NotFound, Denied or
+// Error), Mode is "" and UID and GID are -1; Dir and DirWritable are still
+// filled when the parent could be lstat'ed. A Dir has its own Dir nil; its
+// DirWritable is about its own parent (the grandparent of the path).
+type FileResult struct {
+	Mode   string      `json:"mode"`   // os.FileMode.String(), e.g. "Srw-------", "dtrwxrwxrwx"
+	Perm   uint32      `json:"perm"`   // permission bits plus 04000 setuid, 02000 setgid, 01000 sticky
+	Socket bool        `json:"socket"` // a Unix socket
+	UID    int         `json:"uid"`
+	GID    int         `json:"gid"`
+	Dir    *FileResult `json:"dir,omitempty"` // the parent directory
+	// DirWritable: access(parent, W_OK) succeeds for the probe's own uid
+	// and gids, i.e. this user may create entries there (and replace or
+	// remove them unless the parent is sticky, Dir.Perm&01000, and the
+	// entry is someone else's). Always true for root on a writable fs.
+	DirWritable bool `json:"dir_writable"`
 }
 
 // HTTPResult summarises a response without keeping what may be a secret:
-// the body is kept as length and sha256; only a short excerpt is kept, and
-// only the host decides whether it may be shown.
+// the body is kept as length and sha256; a short excerpt only when the task
+// asks for it, and only the host decides whether it may be shown.
 type HTTPResult struct {
 	Status     int               `json:"status"`
 	Header     map[string]string `json:"header,omitempty"` // a few headers (Content-Type, Location, Server)
 	BodyBytes  int64             `json:"body_bytes"`       // bytes read (bounded by MaxBytes)
 	Truncated  bool              `json:"truncated"`        // the body was longer than MaxBytes
 	BodySHA256 string            `json:"body_sha256"`
-	Excerpt    string            `json:"excerpt,omitempty"` // first bytes of the body, at most 256
+	Excerpt    string            `json:"excerpt,omitempty"` // first bytes of the body, at most 256; only with Task.KeepExcerpt
+	// JSONKeys (Task.InspectJSON): the object keys of the body as dotted
+	// paths ("a", "a.b", "a[].c"), sorted, deduplicated, at most
+	// MaxJSONKeys of at most MaxJSONKeyBytes each; never a value. Partial
+	// when the body was truncated.
+	JSONKeys []string `json:"json_keys,omitempty"`
+	// DiffLike (Task.InspectJSON): a unified-diff header ("diff --git ",
+	// "--- " then "+++ ", "@@ -" at a line start) in the body or in one of
+	// its JSON strings.
+	DiffLike bool `json:"diff_like,omitempty"`
 }
+
+// Bounds on HTTPResult.JSONKeys.
+const (
+	MaxJSONKeys     = 256
+	MaxJSONKeyBytes = 128
+)
 
 // Report is what a probe container prints on stdout, as one JSON document.
 type Report struct {
 	Version string   `json:"version"`
+	UID     int      `json:"uid"` // the probe process's own uid and gid
+	GID     int      `json:"gid"`
 	Results []Result `json:"results"`
 }

@@ -16,12 +16,17 @@ const maxPlanBytes = 4 << 20
 // newProbeCmd is what runs inside probe containers (hidden: not for users).
 func newProbeCmd() *cobra.Command {
 	var planFile string
+	var remove []string
 	cmd := &cobra.Command{
 		Use:    "probe",
 		Short:  "Run a probe plan (inside a probe container)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(remove) > 0 {
+				// What the in-container vantage copied into a run, and nothing else.
+				return probes.RemoveFiles(remove, ".sba-")
+			}
 			f, err := os.Open(planFile)
 			if err != nil {
 				return err
@@ -38,5 +43,6 @@ func newProbeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&planFile, "plan", "/plan.json", "the plan to run")
+	cmd.Flags().StringArrayVar(&remove, "remove", nil, "remove these files copied by the audit (names starting .sba-) instead")
 	return cmd
 }

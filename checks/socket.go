@@ -1,0 +1,256 @@
+package checks
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/probes"
+	"github.com/ssebench-audit/ssebench-audit/report"
+)
+
+// Admin socket locations (ssebench-facts.md): the configured one, and where
+// older sidecar images put it, in the agent-writable archive directory.
+const (
+	adminSocketEnv     = "SSE_ADMIN_SOCKET"
+	adminSocketDefault = "/run/ssebench/admin.sock"
+	adminSocketOld     = "/tmp/sse-archive/admin.sock"
+	agentUser          = "1000:1000" // model
+	runnerName         = "sse-runner"
+	copiedPrefix       = ".sba-" // names of what the audit copies into a run
+	maxPasswd          = 256 << 10
+)
+
+// socketPaths lists the admin socket paths to examine in a run.
+func socketPaths(r container.InspectResponse) []string {
+	configured := adminSocketDefault
+	if r.Config != nil {
+		for _, e := range r.Config.Env {
+			if v, ok := strings.CutPrefix(e, adminSocketEnv+"="); ok && strings.HasPrefix(v, "/") {
+				configured = path.Clean(v)
+			}
+		}
+	}
+	return uniq([]string{configured, adminSocketOld})
+}
+
+// socketPlan: stat and connect() each path.
+func socketPlan(paths []string, timeout time.Duration) probes.Plan {
+	p := probes.Plan{TimeoutMS: timeout.Milliseconds()}
+	for i, sp := range paths {
+		p.Tasks = append(p.Tasks,
+			probes.Task{ID: fmt.Sprintf("file.%d", i), Kind: probes.KindFile, Path: sp},
+			probes.Task{ID: fmt.Sprintf("unix.%d", i), Kind: probes.KindUnix, Path: sp})
+	}
+	return p
+}
+
+// inContainer runs a plan inside a run container as each of users, from a
+// copy of the tool's binary that it removes afterwards on every path.
+func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse, bin []byte, plan probes.Plan, users []string) (map[string]probes.Report, error) {
+	planJSON, err := json.Marshal(plan)
+	if err != nil {
+		return nil, err
+	}
+	binPath := "/" + copiedPrefix + "probe-" + pr.auditID
+	planPath := "/" + copiedPrefix + "plan-" + pr.auditID + ".json"
+	// Copy to the root: it exists in every image, /tmp does not.
+	if err := pr.api.CopyToContainer(ctx, run.ID, "/", filesTar(map[string]tarFile{
+		binPath[1:]: {0o755, bin}, planPath[1:]: {0o444, planJSON}}), container.CopyToContainerOptions{}); err != nil {
+		return nil, fmt.Errorf("copying the probe into the run: %w", err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+		defer cancel()
+		_, _, _ = pr.exec(rctx, run.ID, "0:0", []string{binPath, "probe", "--remove", binPath, "--remove", planPath})
+	}()
+	out := map[string]probes.Report{}
+	for _, u := range users {
+		stdout, stderr, err := pr.exec(ctx, run.ID, u, []string{binPath, "probe", "--plan", planPath})
+		if err != nil {
+			return nil, fmt.Errorf("running the probe as %s: %w", u, err)
+		}
+		rep, err := probes.ParseReport(bytes.NewReader(stdout), maxProbeStdout)
+		if err != nil {
+			return nil, fmt.Errorf("the probe as %s: %v (stderr: %s)", u, err, firstLine(stderr))
+		}
+		out[u] = rep
+	}
+	return out, nil
+}
+
+// exec runs cmd in a container as user and returns its bounded output.
+func (pr *prober) exec(ctx context.Context, id, user string, cmd []string) ([]byte, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*pr.timeout+30*time.Second)
+	defer cancel()
+	created, err := pr.api.ContainerExecCreate(ctx, id, container.ExecOptions{User: user, Cmd: cmd,
+		AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	att, err := pr.api.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer att.Close()
+	go func() { <-ctx.Done(); att.Close() }() // unblock the read on timeout or Ctrl-C
+	var out, errb bytes.Buffer
+	_, _ = stdcopy.StdCopy(&limitWriter{w: &out, n: maxProbeStdout + 1}, &limitWriter{w: &errb, n: maxProbeStderr},
+		io.LimitReader(att.Reader, 2*maxProbeStdout))
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("interrupted or timed out: %w", ctx.Err())
+	}
+	return out.Bytes(), errb.Bytes(), nil
+}
+
+// runnerUser finds sse-runner's uid:gid in the run's /etc/passwd, "" when
+// the image has no such user.
+func (pr *prober) runnerUser(ctx context.Context, id string) string {
+	rc, _, err := pr.api.CopyFromContainer(ctx, id, "/etc/passwd")
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	tr := tar.NewReader(io.LimitReader(rc, 2*maxPasswd))
+	if _, err := tr.Next(); err != nil {
+		return ""
+	}
+	users, err := probes.ParsePasswd(tr, maxPasswd)
+	if err != nil {
+		return ""
+	}
+	if u, ok := users[runnerName]; ok {
+		return strconv.Itoa(u.UID) + ":" + strconv.Itoa(u.GID)
+	}
+	return ""
+}
+
+// socketChecks examines one run's admin socket from inside it.
+func (a *auditor) socketChecks(ctx context.Context, pr *prober, run container.InspectResponse) []report.Check {
+	vantage := "in-container:" + RunName(run)
+	start := time.Now()
+	paths := socketPaths(run)
+	users := []string{agentUser}
+	if ru := pr.runnerUser(ctx, run.ID); ru != "" {
+		users = append(users, ru)
+	}
+	bin, err := a.binary()
+	var reps map[string]probes.Report
+	if err == nil {
+		reps, err = pr.inContainer(ctx, run, bin, socketPlan(paths, a.cfg.Timeout), users)
+	}
+	took := time.Since(start).Milliseconds()
+	if err != nil {
+		return []report.Check{{ID: catalogue.SocketAdmin, Status: report.Error, Vantage: vantage,
+			Target: strings.Join(paths, ", "), Expected: "probe runs as the agent", Observed: err.Error(),
+			Message: "the in-container probe could not run", DurationMS: took}}
+	}
+	var out []report.Check
+	for i, sp := range paths {
+		c := judgeSocket(sp, sp == adminSocketOld, i, users, reps)
+		c.Vantage, c.DurationMS = vantage, took
+		out = append(out, c)
+	}
+	return out
+}
+
+// judgeSocket: root-owned, 0600, in a 0700 root directory that the agent
+// cannot write, and connect() refused as every agent-side user.
+func judgeSocket(sp string, old bool, i int, users []string, reps map[string]probes.Report) report.Check {
+	c := report.Check{ID: catalogue.SocketAdmin, Target: sp,
+		Expected: "root-owned 0600 socket in a 0700 root directory; connect() fails as " + strings.Join(users, " and ")}
+	byID := func(u, id string) probes.Result {
+		for _, r := range reps[u].Results {
+			if r.ID == id {
+				return r
+			}
+		}
+		return probes.Result{Outcome: probes.Error, Detail: "no result"}
+	}
+	agent := byID(users[0], fmt.Sprintf("file.%d", i))
+	var problems, facts []string
+	if agent.Outcome != probes.Exists {
+		facts = append(facts, fmt.Sprintf("stat as %s: %s", users[0], agent.Outcome))
+	}
+	if f := agent.File; f != nil && agent.Outcome == probes.Exists {
+		facts = append(facts, fmt.Sprintf("%s uid %d %04o", f.Mode, f.UID, f.Perm))
+		if !f.Socket {
+			problems = append(problems, "not a socket")
+		}
+		if f.UID != 0 {
+			problems = append(problems, fmt.Sprintf("owned by uid %d", f.UID))
+		}
+		if f.Perm&0o077 != 0 {
+			problems = append(problems, fmt.Sprintf("mode %04o (group/other bits)", f.Perm))
+		}
+		if old {
+			problems = append(problems, "in the archive directory of old sidecar images")
+		}
+	}
+	if f := agent.File; f != nil && f.Dir != nil {
+		facts = append(facts, fmt.Sprintf("dir uid %d %04o", f.Dir.UID, f.Dir.Perm))
+		if agent.Outcome == probes.Exists && (f.Dir.UID != 0 || f.Dir.Perm&0o077 != 0) {
+			problems = append(problems, fmt.Sprintf("directory uid %d mode %04o", f.Dir.UID, f.Dir.Perm))
+		}
+	}
+	for _, u := range users {
+		f := byID(u, fmt.Sprintf("file.%d", i))
+		if f.File != nil && f.File.DirWritable && agent.Outcome == probes.Exists {
+			problems = append(problems, "directory writable by "+u)
+		}
+		conn := byID(u, fmt.Sprintf("unix.%d", i))
+		facts = append(facts, fmt.Sprintf("connect as %s: %s", u, conn.Outcome))
+		if conn.Outcome == probes.Connected {
+			problems = append(problems, "connect() succeeded as "+u+": the agent reaches the admin API")
+		}
+	}
+	c.Observed = strings.Join(facts, "; ")
+	switch {
+	case agent.Outcome == probes.Error:
+		c.Status, c.Message = report.Error, "the probe could not examine the socket: "+agent.Detail
+	case len(problems) > 0:
+		sort.Strings(problems)
+		c.Status, c.Message = report.Fail, strings.Join(problems, "; ")
+	case agent.Outcome == probes.NotFound && !old:
+		c.Status, c.Message = report.Skip, "no admin socket at this path"
+	case agent.Outcome == probes.NotFound:
+		c.Status, c.Message = report.Pass, "no socket at the old sidecar path"
+	default:
+		c.Status = report.Pass
+	}
+	return c
+}
+
+type tarFile struct {
+	mode int64
+	data []byte
+}
+
+func filesTar(files map[string]tarFile) io.Reader {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := files[n]
+		_ = tw.WriteHeader(&tar.Header{Name: n, Mode: f.mode, Size: int64(len(f.data)), Uid: 0, Gid: 0})
+		_, _ = tw.Write(f.data)
+	}
+	_ = tw.Close()
+	return &buf
+}

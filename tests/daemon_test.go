@@ -1,0 +1,185 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/fixtures"
+	"github.com/ssebench-audit/ssebench-audit/fixtures/stub"
+	"github.com/ssebench-audit/ssebench-audit/report"
+)
+
+// An old daemon that serves the reference patch, has no grading gate and
+// puts the patch in its public view is caught from the fresh run and from
+// the other run; no report in any format contains the patch.
+func TestOldDaemonFails(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Runs: 2, Mutants: []fixtures.Mutant{fixtures.OldDaemon}})
+	port := closedPort(t)
+	r := audit(t, d.Project, port)
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 1, r.code)
+	leaky := d.Runs[0].RunID
+	for _, id := range []string{catalogue.DaemonReferencePatch, catalogue.DaemonGradingGate, catalogue.DaemonPublicView} {
+		failedFrom := map[string]bool{}
+		for _, c := range checksOf(r.report, d.Project, id) {
+			if strings.HasPrefix(c.Target, leaky+" ") {
+				if c.Status == report.Fail {
+					failedFrom[c.Vantage] = true
+				}
+			} else {
+				assert.Equal(t, report.Pass, c.Status, "%s %s %s: %s", id, c.Vantage, c.Target, c.Observed)
+			}
+		}
+		assert.Equal(t, map[string]bool{"fresh-run": true, "run:" + d.Runs[1].RunID: true}, failedFrom, id)
+	}
+	// The finding names the daemon version and the patch's size and hash.
+	for _, c := range checksOf(r.report, d.Project, catalogue.DaemonReferencePatch) {
+		if c.Status == report.Fail {
+			assert.Contains(t, c.Observed, "sha256:")
+			assert.Contains(t, c.Observed, "daemon ")
+		}
+	}
+
+	// Never the patch itself, in any format, on stdout, stderr or in a file.
+	dir := t.TempDir()
+	outputs := []string{r.stdout, r.stderr}
+	for _, f := range []string{"table", "markdown", "junit", "json"} {
+		file := filepath.Join(dir, "report."+f)
+		args := append([]string{"audit", "--project", d.Project, "--format", f, "--output", file}, worldArgs(port)...)
+		rr := runTool(t, nil, args...)
+		assert.Equal(t, 1, rr.code)
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		outputs = append(outputs, rr.stdout, rr.stderr, string(b))
+	}
+	for i, o := range outputs {
+		assert.NotContains(t, o, stub.PatchMarker, "output %d carries the leaked patch", i)
+	}
+	assertNoStateChanges(t, d)
+}
+
+// A hostile daemon (endless, slow, huge and reset answers, a route that
+// never answers) costs the audit its timeouts, and never passes.
+func TestHostileDaemonNeverPasses(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Runs: 2, Mutants: []fixtures.Mutant{fixtures.HostileDaemon}})
+	r := audit(t, d.Project, closedPort(t), "--only", catalogue.DaemonReferencePatch, "--only", catalogue.DaemonGradingGate,
+		"--only", catalogue.DaemonPublicView, "--only", catalogue.ProxyReachable)
+	require.NotNil(t, r.report, r.stderr)
+	assert.Contains(t, []int{1, 2}, r.code)
+	hostile := d.Runs[0].RunID + " "
+	seen := 0
+	for _, p := range r.report.Projects {
+		for _, c := range p.Checks {
+			if strings.HasPrefix(c.Target, hostile) {
+				seen++
+				assert.Contains(t, []report.Status{report.Fail, report.Error}, c.Status, "%s %s: %s", c.ID, c.Vantage, c.Observed)
+			}
+		}
+	}
+	assert.Equal(t, 6, seen, "three checks from the fresh run and from the other run")
+	assertNoStateChanges(t, d)
+}
+
+// The correct deployment's daemons and admin sockets pass, and the audit
+// sent no state-changing request and left no copied file in any run.
+func TestDaemonsAndSocketsPass(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Runs: 2})
+	r := audit(t, d.Project, closedPort(t))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 0, r.code, "%v", failing(r.report))
+	for _, id := range []string{catalogue.DaemonReferencePatch, catalogue.DaemonGradingGate, catalogue.DaemonPublicView,
+		catalogue.SocketAdmin, catalogue.RunHardening} {
+		s := statuses(r.report, d.Project, id)
+		assert.NotZero(t, s[report.Pass], "%s: %v", id, s)
+		assert.Zero(t, s[report.Fail]+s[report.Error]+s[report.Inconclusive], "%s: %v", id, s)
+	}
+	// Fresh run asks both daemons, each run asks the other one: 4 per check.
+	assert.Len(t, checksOf(r.report, d.Project, catalogue.DaemonReferencePatch), 4)
+	for _, c := range checksOf(r.report, d.Project, catalogue.SocketAdmin) {
+		if c.Target == "/run/ssebench/admin.sock" {
+			assert.Contains(t, c.Observed, "connect as 1000:1000: denied")
+		}
+	}
+	assertNoStateChanges(t, d)
+	assertNothingCopiedLeft(t, d)
+}
+
+// An admin socket the agent can reach is caught from inside the run.
+func TestAdminSocketOpenFails(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Runs: 1, Mutants: []fixtures.Mutant{fixtures.AdminSocketOpen}})
+	r := audit(t, d.Project, closedPort(t), "--only", catalogue.SocketAdmin)
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 1, r.code, "%v", failing(r.report))
+	assertFails(t, r.report, d.Project, catalogue.SocketAdmin, "in-container:"+d.Runs[0].RunID)
+	for _, c := range checksOf(r.report, d.Project, catalogue.SocketAdmin) {
+		if c.Status == report.Fail {
+			assert.Contains(t, c.Message, "connect() succeeded as 1000:1000")
+		}
+	}
+	assertNothingCopiedLeft(t, d)
+}
+
+// Runs with more power than an agent needs fail run.hardening.
+func TestHardeningMutantsFail(t *testing.T) {
+	for _, m := range []fixtures.Mutant{fixtures.CapAddRun, fixtures.DockerSocketRun} {
+		t.Run(string(m), func(t *testing.T) {
+			t.Parallel()
+			d := up(t, fixtures.Options{Runs: 1, Mutants: []fixtures.Mutant{m}})
+			r := audit(t, d.Project, closedPort(t), "--only", catalogue.RunHardening)
+			require.NotNil(t, r.report, r.stderr)
+			assert.Equal(t, 1, r.code)
+			assertFails(t, r.report, d.Project, catalogue.RunHardening, "host")
+		})
+	}
+}
+
+// assertNoStateChanges asks each stand-in daemon (from the host, which
+// reaches containers on internal networks) how many state-changing
+// requests it received: an audit sends none.
+func assertNoStateChanges(t *testing.T, d *fixtures.Deployment) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	for _, run := range d.Runs {
+		resp, err := c.Get("http://" + net.JoinHostPort(run.IP, strconv.Itoa(fixtures.DaemonPort)) + stub.StateChangesPath)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		var sc struct {
+			Count    int      `json:"count"`
+			Requests []string `json:"requests"`
+		}
+		require.NoError(t, json.Unmarshal(body, &sc), string(body))
+		assert.Zero(t, sc.Count, "%s received %v", run.Name, sc.Requests)
+	}
+}
+
+// assertNothingCopiedLeft: the in-container probe removed its copies.
+func assertNothingCopiedLeft(t *testing.T, d *fixtures.Deployment) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, run := range d.Runs {
+		changes, err := api.ContainerDiff(ctx, run.ID)
+		require.NoError(t, err)
+		for _, ch := range changes {
+			assert.False(t, strings.HasPrefix(ch.Path, "/.sba-"), "%s still has %s", run.Name, ch.Path)
+		}
+	}
+}
