@@ -16,10 +16,11 @@ build:
 demo: build
 	./$(BIN) demo
 
-## test: vet, unit tests (with fuzz seed corpora), end-to-end tests on the engine
+## test: vet, unit tests (with fuzz seed corpora), end-to-end tests on the engine, the ssebench extension
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 -parallel 4 -timeout 20m ./...
+	SSEBENCH_AUDIT_REAL_BIN=$(BIN) bash extension/test.sh
 
 unit:
 	$(GO) test -count=1 ./probes/... ./checks/... ./report/... ./images/... ./fixtures/stub/...

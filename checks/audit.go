@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 	"github.com/ssebench-audit/ssebench-audit/images"
@@ -34,6 +35,12 @@ func NewAuditID() string {
 // audit could run at all (engine unreachable, nothing to audit); everything
 // else, interruption included, is a result in the report.
 func Audit(ctx context.Context, api Docker, cfg Config) (*report.Report, error) {
+	rep, _, err := Run(ctx, api, cfg)
+	return rep, err
+}
+
+// Run is Audit with the evidence the gate attests.
+func Run(ctx context.Context, api Docker, cfg Config) (*report.Report, *report.Evidence, error) {
 	cfg = cfg.WithDefaults()
 	rep := &report.Report{
 		Tool:      report.Tool{Name: "ssebench-audit", Version: cfg.ToolVersion},
@@ -43,17 +50,21 @@ func Audit(ctx context.Context, api Docker, cfg Config) (*report.Report, error) 
 	}
 	v, err := api.ServerVersion(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrEngine, err)
 	}
 	rep.Engine = report.Engine{Version: v.Version, APIVersion: v.APIVersion}
+	ev := &report.Evidence{}
+	if info, err := api.Info(ctx); err == nil {
+		ev.EngineID = info.ID
+	}
 
 	projects := cfg.Projects
 	if cfg.AllProjects {
 		if projects, err = Projects(ctx, api); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+			return nil, nil, fmt.Errorf("%w: %v", ErrEngine, err)
 		}
 		if len(projects) == 0 {
-			return nil, errors.New("no Compose project with an agents network on this engine")
+			return nil, nil, errors.New("no Compose project with an agents network on this engine")
 		}
 	}
 
@@ -68,16 +79,18 @@ func Audit(ctx context.Context, api Docker, cfg Config) (*report.Report, error) 
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d probe containers of earlier audits are still on this engine: run `ssebench-audit cleanup`", n))
 	}
 
-	a := &auditor{api: api, cfg: cfg, auditID: rep.AuditID}
+	a := &auditor{api: api, cfg: cfg, auditID: rep.AuditID, evidence: ev}
 	for _, p := range projects {
 		rep.Projects = append(rep.Projects, report.Project{Name: p, Checks: a.project(ctx, p, v.Version)})
 	}
 	if ctx.Err() != nil {
 		rep.Notes = append(rep.Notes, "interrupted: checks that did not complete are reported as errors")
 	}
-	rep.DurationMS = time.Since(rep.StartedAt).Milliseconds()
+	ev.ProbeImage, ev.ProbeImageID = a.image, a.imageID
+	ev.EndedAt = time.Now().UTC()
+	rep.DurationMS = ev.EndedAt.Sub(rep.StartedAt).Milliseconds()
 	rep.Finalize(ctx.Err() != nil)
-	return rep, nil
+	return rep, ev, nil
 }
 
 type auditor struct {
@@ -85,8 +98,12 @@ type auditor struct {
 	cfg     Config
 	auditID string
 
+	mu       sync.Mutex
+	evidence *report.Evidence
+
 	imageOnce sync.Once
 	image     string
+	imageID   string
 	imageErr  error
 
 	binOnce sync.Once
@@ -109,7 +126,8 @@ func (a *auditor) binary() ([]byte, error) {
 	return a.bin, a.binErr
 }
 
-// project runs every check of one project.
+// project runs every check of one project; with Config.RunID, only the
+// checks about that one live run (bench's in-flight audit).
 func (a *auditor) project(ctx context.Context, project, engineVersion string) []report.Check {
 	var out []report.Check
 	keep := func(cs ...report.Check) {
@@ -119,7 +137,10 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) []
 			}
 		}
 	}
-	keep(checkEngineVersion(engineVersion))
+	scoped := a.cfg.RunID != ""
+	if !scoped {
+		keep(checkEngineVersion(engineVersion))
+	}
 	start := time.Now()
 	dep, err := Discover(ctx, a.api, project)
 	if err != nil {
@@ -127,15 +148,30 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) []
 			Message: "discovery failed: " + err.Error(), DurationMS: time.Since(start).Milliseconds()})
 		return out
 	}
-	keep(hostChecks(dep)...)
+	a.noteNetworks(dep)
+	runs := dep.Runs
+	if scoped {
+		if runs = dep.RunsByID(a.cfg.RunID); len(runs) == 0 {
+			keep(report.Check{ID: catalogue.AuditProbe, Status: report.Error, Vantage: "host", Target: a.cfg.RunID,
+				Message: "no live run container with this run ID on the project's networks"})
+			return out
+		}
+		keep(runNetworksChecks(dep, runs)...)
+		keep(hardeningChecks(runs)...)
+	} else {
+		keep(hostChecks(dep)...)
+	}
 	if dep.Agents == nil {
 		return out
 	}
 
 	in := activeInputs{cfg: a.cfg, dep: dep, canary: "sba-canary-" + a.auditID + ".example.com",
 		hostAddresses: hostAddresses(a.cfg)}
-	vantages := []vantage{freshVantage(dep)}
-	for _, r := range dep.Runs {
+	var vantages []vantage
+	if !scoped {
+		vantages = append(vantages, freshVantage(dep))
+	}
+	for _, r := range runs {
 		if r.State != nil && r.State.Running && dep.Restricted(r) {
 			vantages = append(vantages, runVantage(r))
 		}
@@ -148,7 +184,7 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) []
 	}
 	if a.cfg.Wanted(catalogue.SocketAdmin) {
 		pr := a.prober(project)
-		for _, r := range dep.Runs {
+		for _, r := range runs {
 			if r.State != nil && r.State.Running {
 				jobs = append(jobs, func() []report.Check { return a.socketChecks(ctx, pr, r) })
 			}
@@ -171,6 +207,17 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) []
 		out = append(out, r...)
 	}
 	return out
+}
+
+// noteNetworks records the audited networks as evidence.
+func (a *auditor) noteNetworks(d *Deployment) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, n := range []*network.Inspect{d.Agents, d.Default} {
+		if n != nil {
+			a.evidence.Networks = append(a.evidence.Networks, report.NetworkRef{Project: d.Project, Name: n.Name, ID: n.ID, Internal: n.Internal})
+		}
+	}
 }
 
 // vantage runs the plan of one vantage point and judges its results.
@@ -263,9 +310,17 @@ func (a *auditor) probeImage(ctx context.Context) (string, error) {
 	a.imageOnce.Do(func() {
 		if a.cfg.ProbeImage != "" {
 			a.image = a.cfg.ProbeImage
+			if ii, err := a.api.ImageInspect(ctx, a.image); err == nil {
+				a.imageID = ii.ID
+			}
 			return
 		}
-		a.image, _, a.imageErr = EnsureProbeImage(ctx, a.api, a.cfg.Binary)
+		if a.image, _, a.imageErr = EnsureProbeImage(ctx, a.api, a.cfg.Binary); a.imageErr != nil {
+			return
+		}
+		if ii, err := a.api.ImageInspect(ctx, a.image); err == nil {
+			a.imageID = ii.ID
+		}
 	})
 	return a.image, a.imageErr
 }

@@ -32,6 +32,10 @@ type Config struct {
 	Only, Skip []string
 	Strict     bool
 
+	// RunID narrows the audit to one live run of the (single) project: its
+	// networks, hardening, own-namespace and in-container checks.
+	RunID string
+
 	Binary      string // the tool's own executable (for the probe image)
 	ToolVersion string
 	Workers     int // live runs audited at once

@@ -156,6 +156,24 @@ func RunName(c container.InspectResponse) string {
 	return strings.TrimPrefix(c.Name, "/")
 }
 
+// RunsByID returns the run containers of one run ID: one in sandbox mode,
+// both of a sidecar pair (found by its pair label) in sidecar mode.
+func (d *Deployment) RunsByID(runID string) []container.InspectResponse {
+	pair := ""
+	for _, r := range d.Runs {
+		if r.Config != nil && r.Config.Labels[LabelRunID] == runID {
+			pair = r.Config.Labels[LabelRun]
+		}
+	}
+	var out []container.InspectResponse
+	for _, r := range d.Runs {
+		if r.Config != nil && (r.Config.Labels[LabelRunID] == runID || (pair != "" && r.Config.Labels[LabelRun] == pair)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ContainerName is a container's name without Docker's leading slash.
 func ContainerName(c container.InspectResponse) string { return strings.TrimPrefix(c.Name, "/") }
 

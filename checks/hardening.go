@@ -41,9 +41,9 @@ type finding struct {
 
 // hardeningChecks: one row per run container, failing or warning with a
 // reason per finding.
-func hardeningChecks(d *Deployment) []report.Check {
+func hardeningChecks(runs []container.InspectResponse) []report.Check {
 	var out []report.Check
-	for _, r := range d.Runs {
+	for _, r := range runs {
 		fs := hardeningFindings(r)
 		c := report.Check{ID: catalogue.RunHardening, Vantage: "host", Target: RunName(r),
 			Expected: "Docker defaults: unprivileged, own namespaces, no Docker socket, no added capabilities, no published ports",

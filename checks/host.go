@@ -37,8 +37,8 @@ func hostChecks(d *Deployment) []report.Check {
 		add(c)
 		out = append(out, membersChecks(d)...)
 	}
-	out = append(out, runNetworksChecks(d)...)
-	out = append(out, hardeningChecks(d)...)
+	out = append(out, runNetworksChecks(d, d.Runs)...)
+	out = append(out, hardeningChecks(d.Runs)...)
 	out = append(out, proxyPublishedCheck(d))
 	return out
 }
@@ -93,9 +93,9 @@ func membersChecks(d *Deployment) []report.Check {
 
 // runNetworksChecks: a restricted run must be on the agents network and
 // nothing else; a run on default only is an open run and is not judged.
-func runNetworksChecks(d *Deployment) []report.Check {
+func runNetworksChecks(d *Deployment, runs []container.InspectResponse) []report.Check {
 	var out []report.Check
-	for _, r := range d.Runs {
+	for _, r := range runs {
 		nets := runNetworks(r)
 		c := report.Check{ID: catalogue.RunNetworks, Vantage: "host", Target: RunName(r),
 			Expected: "attached to " + AgentsName(d.Project) + " only", Observed: strings.Join(nets, ", ")}

@@ -201,7 +201,9 @@ func judgeSocket(sp string, old bool, i int, users []string, reps map[string]pro
 	}
 	if f := agent.File; f != nil && f.Dir != nil {
 		facts = append(facts, fmt.Sprintf("dir uid %d %04o", f.Dir.UID, f.Dir.Perm))
-		if agent.Outcome == probes.Exists && (f.Dir.UID != 0 || f.Dir.Perm&0o077 != 0) {
+		// Denied: the socket is there but hidden from the agent; its
+		// directory must still be root's and closed.
+		if (agent.Outcome == probes.Exists || agent.Outcome == probes.Denied) && (f.Dir.UID != 0 || f.Dir.Perm&0o077 != 0) {
 			problems = append(problems, fmt.Sprintf("directory uid %d mode %04o", f.Dir.UID, f.Dir.Perm))
 		}
 	}

@@ -23,10 +23,11 @@ import (
 
 // The suite's shared environment, made once in TestMain.
 var (
-	binary string          // the real ssebench-audit, built from this tree
-	api    *client.Client  // the engine
-	image  string          // the fixture stand-ins' image
-	world  *fixtures.World // the internet stand-in
+	binary   string          // the real ssebench-audit, built from this tree
+	ssebench string          // the ssebench stand-in (fixtures/ssebench)
+	api      *client.Client  // the engine
+	image    string          // the fixture stand-ins' image
+	world    *fixtures.World // the internet stand-in
 )
 
 func TestMain(m *testing.M) {
@@ -45,6 +46,13 @@ func run(m *testing.M) int {
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building ssebench-audit: %v\n%s", err, out)
+		return 2
+	}
+	ssebench = filepath.Join(dir, "ssebench")
+	build = exec.Command("go", "build", "-o", ssebench, "../fixtures/ssebench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the ssebench stand-in: %v\n%s", err, out)
 		return 2
 	}
 	// The end-to-end tests are the point of this package: without an engine

@@ -19,12 +19,17 @@ type auditFlags struct {
 	output string
 }
 
-func (f *auditFlags) register(cmd *cobra.Command) {
+// register adds the audit flags; reports adds --format and --output for
+// commands that print an audit report.
+func (f *auditFlags) register(cmd *cobra.Command, reports bool) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.cfg.Projects, "project", nil, "Compose project to audit (repeatable; default $COMPOSE_PROJECT_NAME, else ssebench)")
 	fl.BoolVar(&f.cfg.AllProjects, "all-projects", false, "audit every Compose project that has an agents network")
-	fl.StringVar(&f.format, "format", "table", "report format: "+fmt.Sprint(report.Formats()))
-	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of stdout")
+	f.format = "table"
+	if reports {
+		fl.StringVar(&f.format, "format", "table", "report format: "+fmt.Sprint(report.Formats()))
+		fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of stdout")
+	}
 	fl.StringArrayVar(&f.cfg.EgressTargets, "egress-target", nil, "internet target HOST:PORT that must not be reachable (repeatable; replaces the defaults)")
 	fl.StringVar(&f.cfg.ProxyTarget, "proxy-target", "", "HOST:PORT the proxy is asked to forward to (default: the first --egress-target, else "+checks.DefaultProxyTarget+")")
 	fl.StringArrayVar(&f.cfg.ExternalNames, "external-name", nil, "outside name that must not resolve (repeatable; replaces the defaults)")
@@ -98,12 +103,11 @@ func newAuditCmd() *cobra.Command {
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, true)
 	return cmd
 }
 
-// writeReport renders to stdout, or to a file replaced atomically so a
-// crash never leaves half a report where CI looks for one.
+// writeReport renders to stdout, or to a file.
 func writeReport(format, output string, rep *report.Report) error {
 	var buf bytes.Buffer
 	if err := report.Render(&buf, format, rep); err != nil {
@@ -113,18 +117,24 @@ func writeReport(format, output string, rep *report.Report) error {
 		_, err := os.Stdout.Write(buf.Bytes())
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(output), ".ssebench-audit-*")
+	return writeFileAtomic(output, buf.Bytes())
+}
+
+// writeFileAtomic replaces path in one step, so a crash never leaves half
+// a report where CI looks for one.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ssebench-audit-*")
 	if err != nil {
-		return fmt.Errorf("writing the report: %w", err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("writing the report: %w", err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	_ = os.Chmod(tmp.Name(), 0o644)
-	return os.Rename(tmp.Name(), output)
+	return os.Rename(tmp.Name(), path)
 }

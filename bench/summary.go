@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/report"
+)
+
+// maxSummary bounds the summary.json read: ssebench writes a few KiB.
+const maxSummary = 4 << 20
+
+// summary is the part of ssebench's summary.json the audit compares.
+type summary struct {
+	RunID  string `json:"run_id"`
+	Config struct {
+		Egress string `json:"egress"`
+	} `json:"config"`
+}
+
+// findRunDir finds results/<task>/<model>/<agent>/<run-id>: the directory
+// named after the run ID (ssebench's model directory naming is its own).
+func findRunDir(results, rid string) string {
+	found := ""
+	root := filepath.Clean(results)
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return fs.SkipDir
+		}
+		depth := strings.Count(strings.TrimPrefix(path, root), string(filepath.Separator))
+		if d.IsDir() && d.Name() == rid && depth >= 1 {
+			found = path
+			return fs.SkipAll
+		}
+		if d.IsDir() && depth >= 6 {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return found
+}
+
+func readSummary(dir string) (summary, error) {
+	var s summary
+	f, err := os.Open(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSummary+1))
+	if err != nil {
+		return s, err
+	}
+	if len(b) > maxSummary {
+		return s, errors.New("summary.json is larger than 4 MiB")
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("summary.json: %w", err)
+	}
+	return s, nil
+}
+
+// egressRecorded compares summary.json's config.egress with the networks
+// the in-flight audit saw the run on.
+func egressRecorded(rr *RunResult, sum summary, sumErr error) report.Check {
+	c := report.Check{ID: catalogue.RunEgressRecorded, Vantage: "host", Target: rr.RunID,
+		Expected: "config.egress = " + orUnknown(rr.EgressSeen) + " (what the audit saw)"}
+	switch {
+	case sumErr != nil:
+		c.Status, c.Observed, c.Message = report.Error, sumErr.Error(), "no summary.json: the run failed or was interrupted"
+	case rr.EgressSeen == "":
+		c.Status, c.Observed, c.Message = report.Error, "config.egress = "+sum.Config.Egress, "the run's container was never seen: nothing to compare with"
+	case sum.Config.Egress != rr.EgressSeen:
+		c.Status, c.Observed, c.Message = report.Fail, "config.egress = "+sum.Config.Egress, "the results claim another egress policy than the run had"
+	default:
+		c.Status, c.Observed = report.Pass, "config.egress = "+sum.Config.Egress
+	}
+	return c
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// finish reads the results, judges the run and writes audit.json beside
+// summary.json (or under results/ssebench-audit/<run-id>/ without one).
+func (b *bencher) finish(rr *RunResult, waitErr error) {
+	rr.RunDir = findRunDir(b.o.Results, rr.RunID)
+	var sum summary
+	sumErr := errors.New("no run directory for " + rr.RunID + " under " + b.o.Results)
+	if rr.RunDir != "" {
+		sum, sumErr = readSummary(rr.RunDir)
+	}
+	ck := egressRecorded(rr, sum, sumErr)
+	rr.EgressRecorded = &ck
+
+	switch {
+	case b.ctx.Err() != nil:
+		rr.Verdict, rr.Reason = VerdictInterrupted, "interrupted: the run got one SIGINT"
+	case rr.InFlight == nil && rr.Reason == "":
+		rr.Verdict, rr.Reason = VerdictError, "the run's container never appeared: not audited in flight"
+	case rr.InFlight == nil:
+		rr.Verdict = VerdictError
+	case rr.InFlight.Verdict == report.VerdictFail || ck.Status == report.Fail:
+		rr.Verdict, rr.Reason = VerdictFail, failedIDs(rr)
+	case rr.InFlight.Verdict != report.VerdictPass || ck.Status != report.Pass:
+		rr.Verdict, rr.Reason = VerdictError, "in-flight audit "+string(rr.InFlight.Verdict)+", "+ck.ID+" "+string(ck.Status)
+	case waitErr != nil:
+		rr.Verdict, rr.Reason = VerdictError, fmt.Sprintf("ssebench run exited %d", rr.ExitCode)
+	default:
+		rr.Verdict = VerdictPass
+	}
+
+	dir := rr.RunDir
+	if dir == "" {
+		dir = filepath.Join(b.o.Results, "ssebench-audit", rr.RunID)
+	}
+	if err := writeAuditJSON(dir, rr); err != nil && rr.Reason == "" {
+		rr.Reason = err.Error()
+	}
+}
+
+func failedIDs(rr *RunResult) string {
+	seen := map[string]bool{}
+	var ids []string
+	add := func(c report.Check) {
+		if c.Status == report.Fail && !seen[c.ID] {
+			seen[c.ID] = true
+			ids = append(ids, c.ID)
+		}
+	}
+	if rr.InFlight != nil {
+		for _, p := range rr.InFlight.Projects {
+			for _, c := range p.Checks {
+				add(c)
+			}
+		}
+	}
+	if rr.EgressRecorded != nil {
+		add(*rr.EgressRecorded)
+	}
+	return "failed: " + strings.Join(ids, ", ")
+}
+
+func writeAuditJSON(dir string, rr *RunResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rr, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, ".audit.json.partial")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, "audit.json"))
+}
