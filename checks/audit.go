@@ -73,7 +73,11 @@ func Run(ctx context.Context, api Docker, cfg Config) (*report.Report, *report.E
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 		defer cancel()
-		_, _ = Sweep(sctx, api, rep.AuditID)
+		settle := time.Duration(0) // every create of a finished audit returned
+		if ctx.Err() != nil {
+			settle = settleAfterInterrupt
+		}
+		_, _ = sweep(sctx, api, settle, LabelProbe+"="+rep.AuditID)
 	}()
 	if n := leftovers(ctx, api, cfg.Timeout); n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d probe containers of earlier audits are still on this engine: run `ssebench-audit cleanup`", n))

@@ -16,34 +16,33 @@ func Sweep(ctx context.Context, api Docker, auditID string) (int, error) {
 	if auditID != "" {
 		sel += "=" + auditID
 	}
-	return sweep(ctx, api, sel)
+	return sweep(ctx, api, settleAfterCrash, sel)
 }
 
 // SweepProject removes the probe containers of every audit of one project.
 func SweepProject(ctx context.Context, api Docker, project string) (int, error) {
-	return sweep(ctx, api, LabelProbe, LabelProject+"="+project)
+	return sweep(ctx, api, settleAfterCrash, LabelProbe, LabelProject+"="+project)
 }
 
-// sweep removes the probes the selectors match. A create the engine was
-// still carrying out for a killed audit lands after the first listing, so
-// it lists again until a pass finds nothing (a few passes at most).
-func sweep(ctx context.Context, api Docker, selectors ...string) (int, error) {
+// How long a sweep keeps looking for creates that were still under way:
+// an engine finishes a create whose client was killed or cancelled, and
+// the container appears after the first listing.
+const (
+	settleAfterCrash     = 1500 * time.Millisecond
+	settleAfterInterrupt = 3 * time.Second
+	sweepInterval        = 250 * time.Millisecond
+)
+
+// sweep removes what the selectors match, listing again until nothing is
+// left and settle has passed.
+func sweep(ctx context.Context, api Docker, settle time.Duration, selectors ...string) (int, error) {
+	start := time.Now()
 	total := 0
 	var first error
-	for pass := 0; pass < 4; pass++ {
-		if pass > 0 {
-			select {
-			case <-ctx.Done():
-				return total, ctx.Err()
-			case <-time.After(300 * time.Millisecond):
-			}
-		}
+	for {
 		list, err := api.ContainerList(ctx, container.ListOptions{All: true, Filters: listFilter(selectors...)})
 		if err != nil {
 			return total, err
-		}
-		if len(list) == 0 {
-			return total, first
 		}
 		for _, c := range list {
 			err := api.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
@@ -56,6 +55,13 @@ func sweep(ctx context.Context, api Docker, selectors ...string) (int, error) {
 				first = err
 			}
 		}
+		if len(list) == 0 && time.Since(start) >= settle {
+			return total, first
+		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(sweepInterval):
+		}
 	}
-	return total, first
 }

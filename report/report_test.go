@@ -277,3 +277,23 @@ func TestStatusRank(t *testing.T) {
 	assert.Less(t, Pass.Rank(), Skip.Rank())
 	assert.Equal(t, len(Statuses), Status("bogus").Rank())
 }
+
+// Daemon findings are grouped by the run whose daemon answered.
+func TestTableGroupsDaemonsByRun(t *testing.T) {
+	r := &Report{Projects: []Project{{Name: "p", Checks: []Check{
+		{ID: "daemon.reference-patch", Status: Fail, Vantage: "fresh-run", Target: "run-b 10.0.0.3:4263"},
+		{ID: "daemon.grading-gate", Status: Pass, Vantage: "fresh-run", Target: "run-a 10.0.0.2:4263"},
+		{ID: "daemon.reference-patch", Status: Fail, Vantage: "run:run-a", Target: "run-b 10.0.0.3:4263"},
+		{ID: "daemon.reference-patch", Status: Pass, Vantage: "fresh-run", Target: "run-a 10.0.0.2:4263"},
+	}}}}
+	r.Finalize(false)
+	var b strings.Builder
+	require.NoError(t, RenderTable(&b, r))
+	out := b.String()
+	i := strings.Index(out, "daemons by run:")
+	require.GreaterOrEqual(t, i, 0, out)
+	section := out[i:]
+	a, bb := strings.Index(section, "run-a 10.0.0.2:4263"), strings.Index(section, "run-b 10.0.0.3:4263")
+	require.True(t, a >= 0 && bb > a, section)
+	assert.Contains(t, section[bb:], "daemon.reference-patch   fail from fresh-run, fail from run:run-a")
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ func RenderTable(w io.Writer, r *Report) error {
 		if err := writeTable(&b, checks); err != nil {
 			return fmt.Errorf("table for project %s: %w", p.Name, err)
 		}
+		writeDaemonsByRun(&b, checks)
 		for _, c := range checks {
 			if needsAttention(c.Status) {
 				b.WriteByte('\n')
@@ -78,6 +80,43 @@ func writeTable(w io.Writer, checks []Check) error {
 		}
 	}
 	return t.Render()
+}
+
+// writeDaemonsByRun groups the daemon checks by the run whose daemon was
+// asked: one line per run and check, with the vantages it was seen from.
+func writeDaemonsByRun(b *bytes.Buffer, checks []Check) {
+	type key struct{ run, id string }
+	var runs []string
+	byRun := map[string]bool{}
+	seen := map[key][]string{}
+	var order []key
+	for _, c := range checks {
+		if !strings.HasPrefix(c.ID, "daemon.") {
+			continue
+		}
+		if !byRun[c.Target] {
+			byRun[c.Target] = true
+			runs = append(runs, c.Target)
+		}
+		k := key{c.Target, c.ID}
+		if _, ok := seen[k]; !ok {
+			order = append(order, k)
+		}
+		seen[k] = append(seen[k], string(c.Status)+" from "+c.Vantage)
+	}
+	if len(runs) == 0 {
+		return
+	}
+	sort.Strings(runs)
+	b.WriteString("\ndaemons by run:\n")
+	for _, run := range runs {
+		fmt.Fprintf(b, "  %s\n", clean(run, false))
+		for _, k := range order {
+			if k.run == run {
+				fmt.Fprintf(b, "    %-24s %s\n", clean(k.id, false), clean(strings.Join(seen[k], ", "), false))
+			}
+		}
+	}
 }
 
 func cell(s string) string {

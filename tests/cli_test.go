@@ -58,10 +58,10 @@ func TestReportFormats(t *testing.T) {
 		out := filepath.Join(dir, "report."+f)
 		args := append([]string{"audit", "--project", d.Project, "--format", f, "--output", out}, worldArgs(port)...)
 		r := runTool(t, nil, args...)
-		require.Equal(t, 0, r.code, r.stderr)
-		assert.Empty(t, r.stdout, "--output writes the file only")
 		b, err := os.ReadFile(out)
 		require.NoError(t, err)
+		require.Equal(t, 0, r.code, "%s\n%s", r.stderr, b)
+		assert.Empty(t, r.stdout, "--output writes the file only")
 		switch f {
 		case "junit":
 			var suites struct {
