@@ -14,7 +14,7 @@ import (
 // lateEngine is a fake engine on which a probe appears only on the third
 // listing: a create the engine finished after its client gave up.
 type lateEngine struct {
-	Docker // unused methods panic
+	Docker  // unused methods panic
 	mu      sync.Mutex
 	lists   int
 	removed []string
