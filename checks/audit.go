@@ -231,7 +231,33 @@ func (a *auditor) vantage(ctx context.Context, project string, in activeInputs, 
 		return nil
 	}
 	start := time.Now()
-	plan := probes.Plan{TimeoutMS: a.cfg.Timeout.Milliseconds()}
+	image, err := a.probeImage(ctx)
+	var checks []report.Check
+	if err == nil {
+		pr := a.prober(project)
+		pr.image = image
+		if v.Run != nil {
+			pr.probeDNS = "" // a joined namespace keeps the run's own resolver
+		}
+		checks, err = judgeWithRetries(v.Name, ps, a.cfg.Retries, func(sub []Probe) (probes.Report, error) {
+			return pr.run(ctx, v, planOf(sub, a.cfg.Timeout))
+		})
+	}
+	if err != nil {
+		checks = []report.Check{{ID: catalogue.AuditProbe, Status: report.Error, Vantage: v.Name,
+			Target: "probe container", Expected: "probe runs and reports", Observed: err.Error(),
+			Message: "this vantage point could not be probed", DurationMS: time.Since(start).Milliseconds()}}
+		for _, p := range ps {
+			checks = append(checks, report.Check{ID: p.Check, Status: report.Error, Vantage: v.Name,
+				Target: p.Target, Expected: p.Expected, Observed: "not probed", Message: err.Error()})
+		}
+	}
+	return checks
+}
+
+// planOf numbers the tasks of probes ("probe.task") into one plan.
+func planOf(ps []Probe, timeout time.Duration) probes.Plan {
+	plan := probes.Plan{TimeoutMS: timeout.Milliseconds()}
 	for i, p := range ps {
 		for j, t := range p.Tasks {
 			t.ID = fmt.Sprintf("%d.%d", i, j)
@@ -239,28 +265,54 @@ func (a *auditor) vantage(ctx context.Context, project string, in activeInputs, 
 			plan.Tasks = append(plan.Tasks, t)
 		}
 	}
-	image, err := a.probeImage(ctx)
-	var rep probes.Report
-	if err == nil {
-		pr := a.prober(project)
-		pr.image = image
-		if v.Run != nil {
-			pr.probeDNS = "" // a joined namespace keeps the run's own resolver
-		}
-		rep, err = pr.run(ctx, v, plan)
-	}
-	elapsed := time.Since(start).Milliseconds()
+	return plan
+}
+
+// judgeWithRetries probes, judges, and probes again what came out
+// inconclusive (with the controls it depends on), up to retries times. Only
+// inconclusive results are retried: a target reached once is a failure
+// whatever later tries say, and a pass or failure is never re-asked.
+func judgeWithRetries(vantageName string, ps []Probe, retries int, run func([]Probe) (probes.Report, error)) ([]report.Check, error) {
+	rep, err := run(ps)
 	if err != nil {
-		checks := []report.Check{{ID: catalogue.AuditProbe, Status: report.Error, Vantage: v.Name,
-			Target: "probe container", Expected: "probe runs and reports", Observed: err.Error(),
-			Message: "this vantage point could not be probed", DurationMS: elapsed}}
-		for _, p := range ps {
-			checks = append(checks, report.Check{ID: p.Check, Status: report.Error, Vantage: v.Name,
-				Target: p.Target, Expected: p.Expected, Observed: "not probed", Message: err.Error()})
-		}
-		return checks
+		return nil, err
 	}
-	return judgeVantage(v.Name, ps, rep)
+	checks := judgeVantage(vantageName, ps, rep)
+	for try := 1; try <= retries; try++ {
+		var again []int
+		controls := map[string]bool{}
+		for i, c := range checks {
+			if c.Status == report.Inconclusive {
+				again = append(again, i)
+				controls[ps[i].Control] = true
+			}
+		}
+		if len(again) == 0 {
+			break
+		}
+		// The controls come along, so the retry is judged on its own.
+		for i, p := range ps {
+			if p.Control == "" && controls[p.Check] && checks[i].Status != report.Inconclusive {
+				again = append(again, i)
+			}
+		}
+		sub := make([]Probe, len(again))
+		for k, i := range again {
+			sub[k] = ps[i]
+			sub[k].Tasks = append([]probes.Task(nil), ps[i].Tasks...)
+		}
+		rep, err := run(sub)
+		if err != nil {
+			break // keep what the first tries showed
+		}
+		for k, c := range judgeVantage(vantageName, sub, rep) {
+			if i := again[k]; checks[i].Status == report.Inconclusive {
+				c.Message = strings.TrimSpace(c.Message + fmt.Sprintf(" (try %d of %d)", try+1, retries+1))
+				checks[i] = c
+			}
+		}
+	}
+	return checks, nil
 }
 
 // judgeVantage turns a probe report into checks, and makes passes of

@@ -23,6 +23,7 @@ type Config struct {
 	HostAddresses []string // replaces the host's discovered interface addresses
 
 	Timeout    time.Duration // per probe
+	Retries    int           // probing again what came out inconclusive
 	ProbeImage string        // overrides the self-built probe image
 	// ProbeDNS is the upstream resolver of the fresh-run probe (as `docker run
 	// --dns`): test worlds set it so that forwarded queries stay on this
@@ -131,6 +132,9 @@ func (c Config) Validate() error {
 		if !catalogue.Known(id) {
 			return fmt.Errorf("unknown check ID %q (see the catalogue in the README)", id)
 		}
+	}
+	if c.Retries < 0 || c.Retries > 5 {
+		return fmt.Errorf("--retries must be between 0 and 5")
 	}
 	if c.Timeout < 0 || c.Timeout > 5*time.Minute {
 		return fmt.Errorf("--timeout must be between 0 and 5m")

@@ -37,6 +37,7 @@ func (f *auditFlags) register(cmd *cobra.Command, reports bool) {
 	fl.IntSliceVar(&f.cfg.HostPorts, "host-port", nil, "port probed on the gateway and host addresses (repeatable; replaces the defaults)")
 	fl.StringArrayVar(&f.cfg.HostAddresses, "host-address", nil, "host address probed besides the gateway (repeatable; default: this host's interface addresses)")
 	fl.DurationVar(&f.cfg.Timeout, "timeout", checks.DefaultTimeout, "timeout of each probe")
+	fl.IntVar(&f.cfg.Retries, "retries", 1, "probe inconclusive results again, up to this many times (never a reached target)")
 	fl.StringVar(&f.cfg.ProbeImage, "probe-image", "", "probe image to use instead of building one from this executable")
 	fl.StringVar(&f.cfg.ProbeDNS, "probe-dns", "", "upstream resolver of the fresh-run probe (as docker run --dns); for test deployments with their own internet stand-in")
 	fl.BoolVar(&f.cfg.Strict, "strict", false, "count warnings as failures")
