@@ -47,7 +47,19 @@ func (in activeInputs) plan(v vantage) []Probe {
 	cfg := in.cfg
 	var ps []Probe
 	add := func(p Probe) {
-		if cfg.Wanted(p.Check) {
+		if !cfg.Wanted(p.Check) {
+			return
+		}
+		// IPv6 targets only where the agents network has IPv6: elsewhere
+		// they are unreachable by construction and only cost time.
+		var tasks []probes.Task
+		for _, t := range p.Tasks {
+			if t.Address == "" || familyOf(t.Address) == "ipv4" || in.dep.IPv6() {
+				tasks = append(tasks, t)
+			}
+		}
+		if len(tasks) > 0 {
+			p.Tasks = tasks
 			ps = append(ps, p)
 		}
 	}
@@ -214,11 +226,38 @@ func containerAddrs(c container.InspectResponse) []string {
 func freshVantage(d *Deployment) vantage {
 	v := vantage{Name: "fresh-run"}
 	for _, c := range d.Agents.IPAM.Config {
-		if c.Gateway != "" && !strings.Contains(c.Gateway, ":") {
-			v.Gateways = append(v.Gateways, c.Gateway)
+		gw := c.Gateway
+		if gw == "" && strings.Contains(c.Subnet, ":") {
+			gw = firstHost(c.Subnet) // Docker's default IPv6 gateway
+		}
+		if gw != "" && (!strings.Contains(gw, ":") || d.IPv6()) {
+			v.Gateways = append(v.Gateways, gw)
 		}
 	}
 	return v
+}
+
+// firstHost is the first address of a subnet ("fd00::/64" -> "fd00::1").
+func firstHost(subnet string) string {
+	_, n, err := net.ParseCIDR(subnet)
+	if err != nil {
+		return ""
+	}
+	ip := append(net.IP(nil), n.IP...)
+	ip[len(ip)-1]++
+	return ip.String()
+}
+
+// familyOf says "ipv6" for an IPv6 address or host:port, else "ipv4".
+func familyOf(addr string) string {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return "ipv6"
+	}
+	return "ipv4"
 }
 
 // runVantage stands in a live run's own network namespace.
@@ -228,6 +267,9 @@ func runVantage(r container.InspectResponse) vantage {
 		for _, ep := range r.NetworkSettings.Networks {
 			if ep != nil && ep.Gateway != "" {
 				v.Gateways = append(v.Gateways, ep.Gateway)
+			}
+			if ep != nil && ep.IPv6Gateway != "" {
+				v.Gateways = append(v.Gateways, ep.IPv6Gateway)
 			}
 		}
 	}

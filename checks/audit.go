@@ -85,7 +85,8 @@ func Run(ctx context.Context, api Docker, cfg Config) (*report.Report, *report.E
 
 	a := &auditor{api: api, cfg: cfg, auditID: rep.AuditID, evidence: ev}
 	for _, p := range projects {
-		rep.Projects = append(rep.Projects, report.Project{Name: p, Checks: a.project(ctx, p, v.Version)})
+		checks, families := a.project(ctx, p, v.Version)
+		rep.Projects = append(rep.Projects, report.Project{Name: p, Checks: checks, AddressFamilies: families})
 	}
 	if ctx.Err() != nil {
 		rep.Notes = append(rep.Notes, "interrupted: checks that did not complete are reported as errors")
@@ -132,7 +133,7 @@ func (a *auditor) binary() ([]byte, error) {
 
 // project runs every check of one project; with Config.RunID, only the
 // checks about that one live run (bench's in-flight audit).
-func (a *auditor) project(ctx context.Context, project, engineVersion string) []report.Check {
+func (a *auditor) project(ctx context.Context, project, engineVersion string) ([]report.Check, []string) {
 	var out []report.Check
 	keep := func(cs ...report.Check) {
 		for _, c := range cs {
@@ -150,7 +151,7 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) []
 	if err != nil {
 		keep(report.Check{ID: catalogue.AuditProbe, Status: report.Error, Vantage: "host", Target: project,
 			Message: "discovery failed: " + err.Error(), DurationMS: time.Since(start).Milliseconds()})
-		return out
+		return out, nil
 	}
 	a.noteNetworks(dep)
 	runs := dep.Runs
@@ -158,28 +159,21 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) []
 		if runs = dep.RunsByID(a.cfg.RunID); len(runs) == 0 {
 			keep(report.Check{ID: catalogue.AuditProbe, Status: report.Error, Vantage: "host", Target: a.cfg.RunID,
 				Message: "no live run container with this run ID on the project's networks"})
-			return out
+			return out, nil
 		}
 		keep(runNetworksChecks(dep, runs)...)
 		keep(hardeningChecks(runs)...)
 	} else {
 		keep(hostChecks(dep)...)
+		keep(ipv6IsolationChecks(dep, engineVersion)...)
 	}
 	if dep.Agents == nil {
-		return out
+		return out, nil
 	}
 
 	in := activeInputs{cfg: a.cfg, dep: dep, canary: "sba-canary-" + a.auditID + ".example.com",
-		hostAddresses: hostAddresses(a.cfg)}
-	var vantages []vantage
-	if !scoped {
-		vantages = append(vantages, freshVantage(dep))
-	}
-	for _, r := range runs {
-		if r.State != nil && r.State.Running && dep.Restricted(r) {
-			vantages = append(vantages, runVantage(r))
-		}
-	}
+		hostAddresses: hostAddresses(a.cfg, dep.IPv6())}
+	vantages := activeVantages(dep, runs, !scoped)
 	// Every vantage and every in-container examination is one job of a
 	// bounded pool: the audit costs about one probe, whatever the runs.
 	var jobs []func() []report.Check
@@ -210,7 +204,22 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) []
 	for _, r := range results {
 		out = append(out, r...)
 	}
-	return out
+	return out, dep.Families()
+}
+
+// activeVantages: the fresh run (unless only runs are audited) and every
+// live restricted run's own namespace.
+func activeVantages(dep *Deployment, runs []container.InspectResponse, fresh bool) []vantage {
+	var vs []vantage
+	if fresh {
+		vs = append(vs, freshVantage(dep))
+	}
+	for _, r := range runs {
+		if r.State != nil && r.State.Running && dep.Restricted(r) {
+			vs = append(vs, runVantage(r))
+		}
+	}
+	return vs
 }
 
 // noteNetworks records the audited networks as evidence.
@@ -398,7 +407,7 @@ func EnsureProbeImage(ctx context.Context, api images.Builder, binary string) (s
 // hostAddresses are the host's own addresses an agent might reach: the
 // user's list, else this machine's interface addresses when the engine is
 // local (a remote engine's addresses cannot be read from here).
-func hostAddresses(cfg Config) []string {
+func hostAddresses(cfg Config, ipv6 bool) []string {
 	if len(cfg.HostAddresses) > 0 {
 		return cfg.HostAddresses
 	}
@@ -412,7 +421,7 @@ func hostAddresses(cfg Config) []string {
 	var out []string
 	for _, a := range addrs {
 		ipn, ok := a.(*net.IPNet)
-		if !ok || ipn.IP.IsLoopback() || ipn.IP.To4() == nil {
+		if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() || (ipn.IP.To4() == nil && !ipv6) {
 			continue
 		}
 		out = append(out, ipn.IP.String())

@@ -45,10 +45,11 @@ type Config struct {
 // Built-in defaults: public endpoints, for audits of real hosts. Tests and the
 // demo always pass their own.
 var (
-	DefaultEgressTargets = []string{"1.1.1.1:443", "8.8.8.8:443", "9.9.9.9:443"}
+	// IPv6 entries are probed only where the agents network has IPv6.
+	DefaultEgressTargets = []string{"1.1.1.1:443", "8.8.8.8:443", "9.9.9.9:443", "[2606:4700:4700::1111]:443", "[2001:4860:4860::8888]:443"}
 	DefaultExternalNames = []string{"example.com", "github.com", "pypi.org", "api.openai.com"}
 	DefaultProxyTarget   = "example.com:80"
-	DefaultDNSServers    = []string{"1.1.1.1", "8.8.8.8", "9.9.9.9"}
+	DefaultDNSServers    = []string{"1.1.1.1", "8.8.8.8", "9.9.9.9", "2606:4700:4700::1111", "2001:4860:4860::8888"}
 	// Host services that turn into an agent's way out: SSH, DNS, HTTP and
 	// SOCKS proxies, the Docker API, databases and caches, model servers.
 	DefaultHostPorts = []int{22, 53, 80, 443, 1080, 2375, 2376, 3128, 3306, 5432, 6379, 8000, 8080, 8118, 8443, 8888, 9000, 11434, 27017}

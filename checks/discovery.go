@@ -187,6 +187,17 @@ func (d *Deployment) Restricted(run container.InspectResponse) bool {
 	return ok
 }
 
+// IPv6 says whether the agents network has IPv6 enabled.
+func (d *Deployment) IPv6() bool { return d.Agents != nil && d.Agents.EnableIPv6 }
+
+// Families are the address families the audit probes on this deployment.
+func (d *Deployment) Families() []string {
+	if d.IPv6() {
+		return []string{"ipv4", "ipv6"}
+	}
+	return []string{"ipv4"}
+}
+
 // ProxyIP is the proxy's address on the agents network, "" when unknown.
 func (d *Deployment) ProxyIP() string {
 	if d.Proxy == nil || d.Agents == nil || d.Proxy.NetworkSettings == nil {

@@ -37,6 +37,34 @@ func EngineAffected(version string) (affected, parsed bool) {
 	return true, true
 }
 
+// engineMajor is the engine's major version, 0 when unreadable.
+func engineMajor(version string) int {
+	m := semver.FindStringSubmatch(version)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// ipv6IsolationChecks: before Docker 27 no IPv6 isolation rules were
+// installed unless ip6tables was enabled (moby#47747), so an IPv6-enabled
+// internal network may be open; the ipv6 probes show whether it is.
+func ipv6IsolationChecks(d *Deployment, engineVersion string) []report.Check {
+	if !d.IPv6() {
+		return nil
+	}
+	c := report.Check{ID: catalogue.NetworkAgentsInternal, Vantage: "host", Target: d.Agents.Name + " (IPv6)",
+		Expected: "IPv6 isolated (engine 27 or later, or ip6tables enabled)", Observed: "IPv6 enabled, engine " + engineVersion}
+	if major := engineMajor(engineVersion); major > 0 && major < 27 {
+		c.Status = report.Warn
+		c.Message = "engines before 27 install no IPv6 isolation rules unless ip6tables is enabled (moby#47747): see the ipv6 egress checks"
+	} else {
+		c.Status = report.Pass
+	}
+	return []report.Check{c}
+}
+
 func checkEngineVersion(version string) report.Check {
 	c := report.Check{
 		ID: catalogue.EngineVersion, Vantage: "host", Target: "docker engine",

@@ -57,39 +57,65 @@ func probeDNS(ctx context.Context, t Task) Result {
 		r.Detail = clip(err.Error())
 		return r
 	}
-	r.Rcode = rcodeText(resp.Rcode)
-	switch resp.Rcode {
+	r.Outcome, r.Addresses, r.Rcode, r.Detail = classifyDNSReply(resp)
+	return r
+}
+
+// classifyDNSReply turns a reply that unpacked into an outcome by rcode,
+// the A and AAAA addresses of its answer section (at most maxAddresses)
+// and the rcode as text; detail notes what was dropped or odd (never peer
+// bytes). It reads only m and never panics: m is whatever a peer sent.
+func classifyDNSReply(m *dns.Msg) (out Outcome, addrs []string, rcode, detail string) {
+	if m == nil {
+		return Error, nil, "", "no reply"
+	}
+	rcode = rcodeText(m.Rcode)
+	switch m.Rcode {
 	case dns.RcodeSuccess:
-		for _, rr := range resp.Answer {
+		n := 0
+		for _, rr := range m.Answer {
+			var ip net.IP
 			switch a := rr.(type) {
 			case *dns.A:
-				r.Addresses = append(r.Addresses, a.A.String())
+				ip = a.A.To4()
 			case *dns.AAAA:
-				r.Addresses = append(r.Addresses, a.AAAA.String())
+				if len(a.AAAA) == net.IPv6len {
+					ip = a.AAAA
+				}
+			default:
+				continue
+			}
+			if ip == nil {
+				// an A/AAAA record without rdata (RDLENGTH 0) unpacks
+				// with a nil IP: not an address
+				continue
+			}
+			n++
+			if len(addrs) < maxAddresses {
+				addrs = append(addrs, ip.String())
 			}
 		}
-		if len(r.Addresses) > 0 {
-			r.Outcome = Address
+		if n > 0 {
+			out = Address
 		} else {
-			r.Outcome = NoData
+			out = NoData
 		}
-		if n := len(r.Addresses); n > maxAddresses {
-			r.Addresses = r.Addresses[:maxAddresses]
-			r.Detail = fmt.Sprintf("%d addresses, first %d kept", n, maxAddresses)
+		if n > maxAddresses {
+			detail = fmt.Sprintf("%d addresses, first %d kept", n, maxAddresses)
 		}
 	case dns.RcodeNameError:
-		r.Outcome = NXDomain
+		out = NXDomain
 	case dns.RcodeServerFailure:
-		r.Outcome = ServFail
+		out = ServFail
 	case dns.RcodeRefused:
-		r.Outcome = DNSRefused
+		out = DNSRefused
 	default:
-		r.Outcome = OtherRcode
+		out = OtherRcode
 	}
-	if resp.Truncated && r.Detail == "" {
-		r.Detail = "reply truncated (TC bit)"
+	if m.Truncated && detail == "" {
+		detail = "reply truncated (TC bit)"
 	}
-	return r
+	return out, addrs, rcode, detail
 }
 
 func rcodeText(rc int) string {

@@ -3,6 +3,7 @@ package probes
 import (
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,123 @@ func TestProbeDNSGarbled(t *testing.T) {
 			assert.NotEmpty(t, r.Detail)
 		})
 	}
+}
+
+// dnsOutcomes are the outcomes a reply that came back may have.
+var dnsOutcomes = map[Outcome]bool{Address: true, NoData: true, NXDomain: true, ServFail: true, DNSRefused: true, OtherRcode: true}
+
+// FuzzDNSAnswer feeds raw reply bytes through the path a real reply takes
+// (unpack, then classifyDNSReply): never a panic, only DNS outcomes, only
+// real addresses, and the bounds of Result.
+func FuzzDNSAnswer(f *testing.F) {
+	pack := func(m *dns.Msg) []byte {
+		b, err := m.Pack()
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}
+	for _, rr := range recordedReplies {
+		f.Add(pack(rr.build(probeQuery(rr.qname))))
+	}
+	q := probeQuery("many.test")
+	many := new(dns.Msg)
+	many.SetReply(q)
+	for i := 0; i < maxAddresses+6; i++ {
+		many.Answer = append(many.Answer, &dns.A{Hdr: dns.RR_Header{Name: "many.test.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 1}, A: net.IPv4(192, 0, 2, byte(i))})
+	}
+	f.Add(pack(many))
+	mixed := new(dns.Msg)
+	mixed.SetReply(q)
+	mixed.Truncated = true
+	mixed.Answer = []dns.RR{
+		mustRR("many.test. 1 IN CNAME x.test."),
+		mustRR("x.test. 1 IN AAAA 2001:db8::1"),
+		mustRR("x.test. 1 IN A 192.0.2.1"),
+		mustRR("x.test. 1 IN TXT \"hello\""),
+	}
+	mixed.SetEdns0(4096, false)
+	f.Add(pack(mixed))
+	ext := new(dns.Msg)
+	ext.SetRcode(q, dns.RcodeBadVers) // extended rcode through the OPT record
+	ext.SetEdns0(1232, true)
+	f.Add(pack(ext))
+	for _, rc := range []int{dns.RcodeFormatError, dns.RcodeNotImplemented, dns.RcodeYXDomain, 15} {
+		m := new(dns.Msg)
+		m.SetRcode(q, rc)
+		f.Add(pack(m))
+	}
+	f.Add([]byte{})
+	f.Add([]byte("garbage"))
+	f.Add([]byte{0, 1, 0x81, 0x80, 0, 0, 0, 1, 0, 0, 0, 0})                         // ANCOUNT 1, no answer
+	f.Add([]byte{0, 1, 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0, 0xc0, 12, 0, 1, 0, 1})   // a name pointing at itself
+	f.Add([]byte{0, 1, 0x85, 0x83, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}) // NXDOMAIN, trailing bytes
+
+	f.Fuzz(func(t *testing.T, wire []byte) {
+		m := new(dns.Msg)
+		if m.Unpack(wire) != nil {
+			return // the client reports an unpack error as Error
+		}
+		out, addrs, rcode, detail := classifyDNSReply(m)
+		require.True(t, knownOutcomes[out], "unknown outcome %q", out)
+		require.True(t, dnsOutcomes[out], "outcome %q for a reply", out)
+		require.Equal(t, rcodeText(m.Rcode), rcode)
+		require.NotEmpty(t, rcode)
+		require.LessOrEqual(t, len(addrs), maxAddresses)
+		require.LessOrEqual(t, len(detail), maxDetail)
+		if m.Rcode != dns.RcodeSuccess {
+			require.Nil(t, addrs, "addresses only with NOERROR")
+		}
+		require.Equal(t, out == Address, len(addrs) > 0, "Address iff an address was kept")
+		for _, a := range addrs {
+			ip, err := netip.ParseAddr(a)
+			require.NoError(t, err, "address %q", a)
+			require.Equal(t, ip.String(), a)
+		}
+	})
+}
+
+// TestClassifyDNSReplyNoRdata: an A or AAAA record with RDLENGTH 0 unpacks
+// with a nil IP; it is not an address (it was reported as "<nil>", found
+// by FuzzDNSAnswer).
+func TestClassifyDNSReplyNoRdata(t *testing.T) {
+	q := probeQuery("x.test")
+	reply := func(rrs ...dns.RR) []byte {
+		m := new(dns.Msg)
+		m.SetReply(q)
+		m.Answer = rrs
+		b, err := m.Pack()
+		require.NoError(t, err)
+		return b
+	}
+	empty := func(typ uint16) dns.RR {
+		return &dns.RFC3597{Hdr: dns.RR_Header{Name: "x.test.", Rrtype: typ, Class: dns.ClassINET, Ttl: 1}}
+	}
+	tests := []struct {
+		name  string
+		wire  []byte
+		want  Outcome
+		addrs []string
+	}{
+		{"empty A only", reply(empty(dns.TypeA)), NoData, nil},
+		{"empty AAAA only", reply(empty(dns.TypeAAAA)), NoData, nil},
+		{"empty A then a real one", reply(empty(dns.TypeA), mustRR("x.test. 1 IN A 192.0.2.7"), empty(dns.TypeAAAA)), Address, []string{"192.0.2.7"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m dns.Msg
+			require.NoError(t, m.Unpack(tt.wire))
+			out, addrs, rcode, _ := classifyDNSReply(&m)
+			assert.Equal(t, tt.want, out)
+			assert.Equal(t, tt.addrs, addrs)
+			assert.Equal(t, "NOERROR", rcode)
+			// and through the probe, from a loopback peer
+			r := probeDNS(testCtx(t, time.Second), Task{Name: "x.test", Address: replayUDP(t, tt.wire)})
+			assert.Equal(t, tt.want, r.Outcome, r.Detail)
+			assert.Equal(t, tt.addrs, r.Addresses)
+		})
+	}
+	out, addrs, _, _ := classifyDNSReply(nil)
+	assert.Equal(t, Error, out)
+	assert.Nil(t, addrs)
 }

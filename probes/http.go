@@ -54,6 +54,16 @@ func probeHTTP(ctx context.Context, t Task) Result {
 	}
 	defer conn.Close()
 	r.Connected = true // whatever follows, something accepted the connection
+	return exchangeHTTP(ctx, conn, t, req, method, r)
+}
+
+// exchangeHTTP writes req on conn and reads and summarises the response
+// into r, all under ctx's deadline (a cancelled ctx ends it at once). It
+// is the part of probeHTTP that reads what the peer sends; the caller
+// dials and closes conn.
+func exchangeHTTP(ctx context.Context, conn net.Conn, t Task, req []byte, method string, r Result) Result {
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
 	// one deadline for the whole exchange; a cancelled parent ends it at once
 	deadline, _ := ctx.Deadline()
 	if err := conn.SetDeadline(deadline); err != nil {

@@ -1,7 +1,9 @@
 package probes
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -530,5 +532,139 @@ func TestProbeHTTPInspectJSONEndless(t *testing.T) {
 		assert.True(t, r.HTTP.DiffLike)
 		assert.Equal(t, int64(len(cut)), r.HTTP.BodyBytes)
 		assert.Equal(t, fmt.Sprintf("body read timed out; json: body truncated after %d bytes, keys may be partial", len(cut)), r.Detail)
+	})
+}
+
+// fuzzMethods are the methods FuzzHTTPResponse asks with (flags>>2&3).
+var fuzzMethods = [4]string{"GET", "HEAD", "CONNECT", "POST"}
+
+// serveBytes runs the HTTP exchange of task against an in-memory peer
+// (net.Pipe) that reads the whole request, sends data and closes.
+func serveBytes(t *testing.T, task Task, data []byte) Result {
+	t.Helper()
+	req, method, err := buildRequest(task)
+	require.NoError(t, err)
+	client, server := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer server.Close()
+		if _, err := io.ReadFull(server, make([]byte, len(req))); err != nil {
+			return
+		}
+		server.Write(data)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r := exchangeHTTP(ctx, client, task, req, method, Result{Peer: task.Address, Connected: true})
+	client.Close()
+	<-done
+	return r
+}
+
+// FuzzHTTPResponse serves raw bytes to the HTTP probe's response reader
+// with a small MaxBytes. Whatever the peer sends: no panic, a known
+// outcome, never more than MaxBytes of body, no excerpt unless asked, and
+// what was read agrees with net/http reading the same bytes.
+func FuzzHTTPResponse(f *testing.F) {
+	for _, s := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world",
+		"HTTP/1.1 200 OK\r\n\r\n" + strings.Repeat("x", 200),
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort",
+		"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+		"HTTP/1.1 200 Connection established\r\n\r\ntunnel bytes",
+		"HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n\r\n" + `{"error":"admin only","diff":"diff --git a/x b/x\n"}`,
+		"HTTP/1.1 302 Found\r\nLocation: http://192.0.2.1/\r\nServer: " + strings.Repeat("s", 600) + "\r\n\r\n",
+		"HTTP/1.0 204 No Content\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nab\xc3",
+		"HTTP/1.1 200 OK\r\n\r\n\x00\x01\xff",
+		"HTTP/1.1 999 X\r\n\r\n",
+		"HTTP/1.1 abc\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Le",
+		"HTTP/1.1 200 OK\r\nX: \"secret\"\r\n bad continuation\r\n\r\n",
+		"SSH-2.0-OpenSSH_9.6 secret\r\n",
+		"HTT",
+		"\x00\x01\x02",
+		"",
+	} {
+		f.Add([]byte(s), uint8(16), uint8(0))
+		f.Add([]byte(s), uint8(3), uint8(1|2)) // excerpt and json inspection
+	}
+	f.Add([]byte("HTTP/1.1 200 OK\r\n\r\n"+strings.Repeat("y", 64)), uint8(63), uint8(1))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), uint8(0), uint8(1<<2)) // HEAD
+	f.Add([]byte("HTTP/1.1 200 OK\r\n\r\n"), uint8(0), uint8(2<<2|1))                         // CONNECT
+	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\nbody"), uint8(7), uint8(3<<2|1))
+
+	f.Fuzz(func(t *testing.T, data []byte, maxByte, flags uint8) {
+		max := int64(maxByte%64) + 1
+		task := Task{
+			Address: "192.0.2.1:80", Method: fuzzMethods[flags>>2&3], Target: "/x",
+			KeepExcerpt: flags&1 != 0, InspectJSON: flags&2 != 0, MaxBytes: max,
+		}
+		if task.Method == "CONNECT" {
+			task.Target = "192.0.2.1:443"
+		}
+		r := serveBytes(t, task, data)
+
+		require.True(t, knownOutcomes[r.Outcome], "unknown outcome %q", r.Outcome)
+		require.Contains(t, []Outcome{Response, Closed, Error}, r.Outcome, "the peer closed: no timeout (detail %q)", r.Detail)
+		require.True(t, r.Connected)
+		require.LessOrEqual(t, len(r.Detail), maxDetail+3)
+		for i := 0; i < len(r.Detail); i++ {
+			require.True(t, r.Detail[i] >= ' ' && r.Detail[i] < 0x7f, "Detail is printable ASCII, no peer bytes: %q", r.Detail)
+		}
+		if r.Outcome != Response {
+			require.Nil(t, r.HTTP)
+			return
+		}
+		h := r.HTTP
+		require.NotNil(t, h)
+		require.LessOrEqual(t, h.BodyBytes, max, "never more than MaxBytes of body")
+		require.GreaterOrEqual(t, h.BodyBytes, int64(0))
+		if !task.KeepExcerpt {
+			require.Empty(t, h.Excerpt, "no body byte kept unless asked")
+		}
+		require.LessOrEqual(t, len(h.Excerpt), excerptBytes)
+		if !task.InspectJSON {
+			require.Nil(t, h.JSONKeys)
+			require.False(t, h.DiffLike)
+		}
+		for k, v := range h.Header {
+			require.Contains(t, keptHeaders, k)
+			require.LessOrEqual(t, len(v), maxHeaderValue)
+		}
+
+		// net/http reading the same bytes is the reference
+		ref, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), &http.Request{Method: task.Method})
+		require.NoError(t, err, "the probe read a response net/http does not")
+		require.Equal(t, ref.StatusCode, h.Status)
+		if task.Method == "CONNECT" {
+			require.Zero(t, h.BodyBytes)
+			require.Empty(t, h.BodySHA256)
+			require.Empty(t, h.Excerpt)
+			return
+		}
+		body, bodyErr := io.ReadAll(io.LimitReader(ref.Body, max+1))
+		require.GreaterOrEqual(t, int64(len(body)), h.BodyBytes)
+		read := body[:h.BodyBytes]
+		require.Equal(t, sha(read), h.BodySHA256, "the hash is of the body's first bytes")
+		if task.KeepExcerpt && h.Excerpt != binaryExcerpt {
+			require.True(t, strings.HasPrefix(string(read), h.Excerpt), "the excerpt is a prefix of the body")
+		}
+		if task.InspectJSON {
+			in := inspectJSON(read)
+			require.Equal(t, in.Keys, h.JSONKeys, "keys of the bytes read only")
+			require.Equal(t, in.DiffLike, h.DiffLike)
+		}
+		if strings.HasPrefix(r.Detail, "body") {
+			require.False(t, bodyErr == nil && int64(len(body)) <= max, "a body error net/http does not see")
+			return
+		}
+		require.NoError(t, bodyErr, "net/http saw a body error the probe did not")
+		require.Equal(t, min(int64(len(body)), max), h.BodyBytes)
+		require.Equal(t, int64(len(body)) > max, h.Truncated)
 	})
 }

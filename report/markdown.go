@@ -34,6 +34,9 @@ func RenderMarkdown(w io.Writer, r *Report) error {
 
 	for _, p := range r.Projects {
 		fmt.Fprintf(&b, "\n## Project %s\n\n", mdCode(p.Name))
+		if len(p.AddressFamilies) > 0 {
+			fmt.Fprintf(&b, "Address families probed: %s\n\n", mdText(strings.Join(p.AddressFamilies, ", ")))
+		}
 		byID := map[string][]Check{}
 		for _, c := range p.Checks {
 			byID[c.ID] = append(byID[c.ID], c)

@@ -77,6 +77,9 @@ type Check struct {
 type Project struct {
 	Name   string  `json:"name"`
 	Checks []Check `json:"checks"`
+	// AddressFamilies says which families the active checks probed
+	// ("ipv4", and "ipv6" where the agents network has IPv6). Added field.
+	AddressFamilies []string `json:"address_families,omitempty"`
 }
 
 // Summary counts checks by status.

@@ -38,7 +38,7 @@ func sampleReport() *Report {
 			"live run r-77 exited during the audit",
 		},
 		Projects: []Project{
-			{Name: "ssebench", Checks: []Check{
+			{Name: "ssebench", AddressFamilies: []string{"ipv4", "ipv6"}, Checks: []Check{
 				{ID: "network.agents.exists", Status: Pass, Vantage: "host", Target: "ssebench_agents",
 					Expected: "exists", Observed: "exists (id 3f9a)", DurationMS: 2},
 				{ID: "network.agents.internal", Status: Fail, Vantage: "host", Target: "ssebench_agents",

@@ -32,6 +32,9 @@ func RenderTable(w io.Writer, r *Report) error {
 	for _, p := range r.Projects {
 		fmt.Fprintf(&b, "\nproject %s: %s — %s\n", clean(p.Name, false),
 			projectVerdict(p, r.Strict), countChecks(p.Checks))
+		if len(p.AddressFamilies) > 0 {
+			fmt.Fprintf(&b, "address families probed: %s\n", clean(strings.Join(p.AddressFamilies, ", "), false))
+		}
 		if len(p.Checks) == 0 {
 			b.WriteString("no checks\n")
 			continue

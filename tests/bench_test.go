@@ -1,21 +1,30 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
+	"github.com/ssebench-audit/ssebench-audit/probes"
 )
 
-// BenchmarkAudit measures a whole audit of the correct fixture, as a user
-// runs it (the real binary, probe image already built), with 0, 2 and 20
-// live runs: wall time per audit and the tool's peak resident memory.
+// BenchmarkAudit measures whole audits of the correct fixture as a user runs
+// them (the real binary, probe image already built) with 0, 2 and 20 live
+// runs: wall time per audit and the tool's peak resident memory. At 2 runs
+// it also times a checklist-style baseline that runs the same checks one
+// `docker run` each, and at 20 runs it relates the time to 2 runs' time.
 // `make bench` runs it; nothing here asserts a time.
 func BenchmarkAudit(b *testing.B) {
+	wall := map[int]float64{}
 	for _, runs := range []int{0, 2, 20} {
 		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
 			d, err := fixtures.Up(b.Context(), api, fixtures.Options{Project: "sbabench" + randHex(3),
@@ -40,10 +49,72 @@ func BenchmarkAudit(b *testing.B) {
 				}
 				peak = max(peak, rss)
 			}
-			b.ReportMetric(time.Since(start).Seconds()/float64(b.N), "s/audit")
+			mean := time.Since(start).Seconds() / float64(b.N)
+			b.StopTimer()
+			wall[runs] = mean
+			b.ReportMetric(mean, "s/audit")
 			b.ReportMetric(float64(peak)/1024, "MB-peak-rss")
+			switch runs {
+			case 2:
+				base, n := checklistBaseline(b, d.Project, port)
+				b.ReportMetric(base, "s/baseline")
+				b.ReportMetric(float64(n), "baseline-docker-runs")
+				b.ReportMetric(base/mean, "x-faster-than-baseline")
+			case 20:
+				if wall[2] > 0 {
+					b.ReportMetric(mean/wall[2], "x-wall-of-2-runs")
+				}
+			}
 		})
 	}
+}
+
+// checklistBaseline runs the audit's own plan the way a checklist script
+// would: one `docker run --rm` per check, one after the other. It returns
+// the wall time and the number of containers it ran.
+func checklistBaseline(b *testing.B, project string, hostPort int) (float64, int) {
+	b.Helper()
+	ref, err := exec.Command(binary, "probe-image", "build").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command(binary, append([]string{"plan", "--project", project}, worldArgs(hostPort)...)...).Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var plans []checks.VantagePlan
+	if err := json.Unmarshal(out, &plans); err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	label := "ssebench-audit.probe=baseline-" + randHex(4)
+	n := 0
+	start := time.Now()
+	for _, vp := range plans {
+		for _, c := range vp.Checks {
+			plan := probes.Plan{TimeoutMS: 1000}
+			for j, t := range c.Tasks {
+				t.ID = fmt.Sprint(j)
+				plan.Tasks = append(plan.Tasks, t)
+			}
+			file := filepath.Join(dir, fmt.Sprintf("plan-%d.json", n))
+			data, _ := json.Marshal(plan)
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			args := []string{"run", "--rm", "--label", label, "--label", "ssebench-audit.project=" + project,
+				"--network", vp.NetworkMode, "-v", file + ":/plan.json:ro"}
+			if vp.DNS != "" {
+				args = append(args, "--dns", vp.DNS)
+			}
+			args = append(args, strings.TrimSpace(string(ref)), "--plan", "/plan.json")
+			if out, err := exec.Command("docker", args...).CombinedOutput(); err != nil {
+				b.Fatalf("docker run for %s: %v\n%s", c.ID, err, out)
+			}
+			n++
+		}
+	}
+	return time.Since(start).Seconds(), n
 }
 
 // auditOnce runs the binary and returns its exit code, wall time and peak

@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +193,45 @@ func assertFails(t *testing.T, r *report.Report, project, id, vantage string) {
 		}
 	}
 	t.Errorf("%s did not fail from %q; checks: %v", id, vantage, failing(r))
+}
+
+// Where the agents network has IPv6, IPv6 targets are probed too and the
+// report says which families were: here a host service listening on IPv6
+// only is reached through the network's IPv6 gateway.
+func TestIPv6ProbedWhereEnabled(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{Runs: 1, IPv6: true})
+	l, err := net.Listen("tcp6", "[::]:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	r := audit(t, d.Project, port, "--only", catalogue.EgressHost, "--only", catalogue.ProxyReachable,
+		"--only", catalogue.NetworkAgentsInternal)
+	require.NotNil(t, r.report, r.stderr)
+	require.Len(t, r.report.Projects, 1)
+	assert.Equal(t, []string{"ipv4", "ipv6"}, r.report.Projects[0].AddressFamilies)
+	v6reached := false
+	for _, c := range checksOf(r.report, d.Project, catalogue.EgressHost) {
+		if c.Status == report.Fail && strings.Contains(c.Observed, "]:"+strconv.Itoa(port)+": connected") {
+			v6reached = true
+		}
+	}
+	assert.True(t, v6reached, "an IPv6 address of the host was probed and reached: %v", failing(r.report))
+	// Engines before 27 may not isolate IPv6 at all: said as a warning.
+	assert.NotZero(t, statuses(r.report, d.Project, catalogue.NetworkAgentsInternal)[report.Warn])
+
+	// An IPv4-only network: only ipv4 was probed.
+	d4 := up(t, fixtures.Options{})
+	r = audit(t, d4.Project, closedPort(t), "--only", catalogue.ProxyReachable)
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, []string{"ipv4"}, r.report.Projects[0].AddressFamilies)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
@@ -75,6 +76,31 @@ func formatKnown(name string) bool {
 	return false
 }
 
+// run validates the flags, connects to the engine and calls fn with both.
+func (f *auditFlags) run(fn func(checks.Config, *client.Client) error) error {
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
+	api, err := dockerClient()
+	if err != nil {
+		return err
+	}
+	defer api.Close()
+	return fn(cfg, api)
+}
+
+// finish writes the report as asked and maps its verdict to the exit status.
+func (f *auditFlags) finish(rep *report.Report) error {
+	if err := writeReport(f.format, f.output, rep); err != nil {
+		return err
+	}
+	if code := rep.ExitCode(); code != 0 {
+		return exitCode(code)
+	}
+	return nil
+}
+
 func newAuditCmd() *cobra.Command {
 	f := &auditFlags{}
 	cmd := &cobra.Command{
@@ -82,26 +108,13 @@ func newAuditCmd() *cobra.Command {
 		Short: "Audit the deployment and report (exit 0 pass, 1 fail, 2 error, 3 inconclusive)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.config()
-			if err != nil {
-				return err
-			}
-			api, err := dockerClient()
-			if err != nil {
-				return err
-			}
-			defer api.Close()
-			rep, err := checks.Audit(cmd.Context(), api, cfg)
-			if err != nil {
-				return err
-			}
-			if err := writeReport(f.format, f.output, rep); err != nil {
-				return err
-			}
-			if code := rep.ExitCode(); code != 0 {
-				return exitCode(code)
-			}
-			return nil
+			return f.run(func(cfg checks.Config, api *client.Client) error {
+				rep, err := checks.Audit(cmd.Context(), api, cfg)
+				if err != nil {
+					return err
+				}
+				return f.finish(rep)
+			})
 		},
 	}
 	f.register(cmd, true)

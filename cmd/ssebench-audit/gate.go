@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 
+	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
@@ -20,33 +21,20 @@ func newGateCmd() *cobra.Command {
 			"start and end time. Exit status as for audit: 0 pass, 1 fail, 2 error, 3 inconclusive.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.config()
-			if err != nil {
-				return err
-			}
-			api, err := dockerClient()
-			if err != nil {
-				return err
-			}
-			defer api.Close()
-			rep, ev, err := checks.Run(cmd.Context(), api, cfg)
-			if err != nil {
-				return err
-			}
-			var buf bytes.Buffer
-			if err := report.WriteAttestation(&buf, report.NewAttestation(rep, ev)); err != nil {
-				return err
-			}
-			if err := writeFileAtomic(attestation, buf.Bytes()); err != nil {
-				return err
-			}
-			if err := writeReport(f.format, f.output, rep); err != nil {
-				return err
-			}
-			if code := rep.ExitCode(); code != 0 {
-				return exitCode(code)
-			}
-			return nil
+			return f.run(func(cfg checks.Config, api *client.Client) error {
+				rep, ev, err := checks.Run(cmd.Context(), api, cfg)
+				if err != nil {
+					return err
+				}
+				var buf bytes.Buffer
+				if err := report.WriteAttestation(&buf, report.NewAttestation(rep, ev)); err != nil {
+					return err
+				}
+				if err := writeFileAtomic(attestation, buf.Bytes()); err != nil {
+					return err
+				}
+				return f.finish(rep)
+			})
 		},
 	}
 	f.register(cmd, true)

@@ -57,7 +57,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(newAuditCmd(), newGateCmd(), newBenchCmd(), newCleanupCmd(), newProbeCmd(), newProbeImageCmd(),
+	root.AddCommand(newAuditCmd(), newGateCmd(), newBenchCmd(), newPlanCmd(), newCleanupCmd(), newProbeCmd(), newProbeImageCmd(),
 		newVersionCmd(), newFixtureStubCmd(), newDemoCmd())
 	return root
 }

@@ -1,0 +1,61 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ssebench-audit/ssebench-audit/probes"
+)
+
+// VantagePlan is what an audit would probe from one vantage point.
+type VantagePlan struct {
+	Project     string         `json:"project"`
+	Vantage     string         `json:"vantage"`
+	NetworkMode string         `json:"network_mode"`  // as `docker run --network`
+	DNS         string         `json:"dns,omitempty"` // as `docker run --dns`
+	Checks      []PlannedCheck `json:"checks"`
+}
+
+// PlannedCheck is one check on one target and the probe tasks behind it.
+type PlannedCheck struct {
+	ID     string        `json:"id"`
+	Target string        `json:"target"`
+	Tasks  []probes.Task `json:"tasks"`
+}
+
+// Plan says, without probing anything, what an audit of cfg would probe:
+// every active check, target and task from every vantage point. It lets a
+// user review what the audit sends, and lets a baseline run the same
+// checks one container at a time.
+func Plan(ctx context.Context, api Docker, cfg Config) ([]VantagePlan, error) {
+	cfg = cfg.WithDefaults()
+	projects := cfg.Projects
+	if cfg.AllProjects {
+		var err error
+		if projects, err = Projects(ctx, api); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+		}
+	}
+	var out []VantagePlan
+	for _, p := range projects {
+		dep, err := Discover(ctx, api, p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+		}
+		if dep.Agents == nil {
+			continue
+		}
+		in := activeInputs{cfg: cfg, dep: dep, canary: "sba-canary-plan.example.com", hostAddresses: hostAddresses(cfg, dep.IPv6())}
+		for _, v := range activeVantages(dep, dep.Runs, true) {
+			vp := VantagePlan{Project: p, Vantage: v.Name, NetworkMode: AgentsName(p), DNS: cfg.ProbeDNS}
+			if v.Run != nil {
+				vp.NetworkMode, vp.DNS = "container:"+v.Run.ID, ""
+			}
+			for _, pr := range in.plan(v) {
+				vp.Checks = append(vp.Checks, PlannedCheck{ID: pr.Check, Target: pr.Target, Tasks: pr.Tasks})
+			}
+			out = append(out, vp)
+		}
+	}
+	return out, nil
+}
