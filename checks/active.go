@@ -154,7 +154,7 @@ func (in activeInputs) plan(v vantage) []Probe {
 			}})
 	}
 
-	for _, p := range daemonProbes(in.dep, v) {
+	for _, p := range daemonProbes(in.dep, v, cfg.Timeout) {
 		add(p)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 
@@ -89,8 +90,16 @@ func daemonTargets(d *Deployment, v vantage) []container.InspectResponse {
 	return out
 }
 
-// daemonProbes plans the daemon checks of one vantage.
-func daemonProbes(d *Deployment, v vantage) []Probe {
+// daemonTimeout bounds a daemon's answer: a healthy daemon answers at once,
+// so a longer bound than the blocked-connect timeout costs nothing unless a
+// daemon stalls, and keeps a loaded host from reading slowness as a fault.
+func daemonTimeout(timeout time.Duration) time.Duration {
+	return max(2*timeout, 3*time.Second)
+}
+
+// daemonProbes plans the daemon checks of one vantage. The version is asked
+// once per daemon, as evidence of the reference-patch check.
+func daemonProbes(d *Deployment, v vantage, timeout time.Duration) []Probe {
 	var ps []Probe
 	for _, r := range daemonTargets(d, v) {
 		ep := r.NetworkSettings.Networks[d.Agents.Name]
@@ -100,17 +109,21 @@ func daemonProbes(d *Deployment, v vantage) []Probe {
 		addr := net.JoinHostPort(ep.IPAddress, strconv.Itoa(DaemonPort))
 		target := fmt.Sprintf("%s (task %s, container %s) %s", RunName(r), r.Config.Labels[LabelTaskID], ContainerName(r), addr)
 		for _, q := range daemonRequests {
+			tasks := []probes.Task{q.task(addr, timeout)}
+			if q.Check == catalogue.DaemonReferencePatch {
+				tasks = append(tasks, versionRequest.task(addr, timeout))
+			}
 			ps = append(ps, Probe{Check: q.Check, Target: target, Expected: q.Expected, Rule: q.Rule,
-				Control: catalogue.ProxyReachable,
-				Tasks:   []probes.Task{q.task(addr), versionRequest.task(addr)}})
+				Control: catalogue.ProxyReachable, Tasks: tasks})
 		}
 	}
 	return ps
 }
 
-func (q daemonRequest) task(addr string) probes.Task {
+func (q daemonRequest) task(addr string, timeout time.Duration) probes.Task {
 	t := probes.Task{Kind: probes.KindHTTP, Address: addr, Method: q.Method, Target: q.Target,
-		Body: q.Body, MaxBytes: maxDaemonBody, InspectJSON: q.InspectJSON}
+		Body: q.Body, MaxBytes: maxDaemonBody, InspectJSON: q.InspectJSON,
+		TimeoutMS: daemonTimeout(timeout).Milliseconds()}
 	if q.Body != "" {
 		t.Header = map[string]string{"Content-Type": "application/json"}
 	}
@@ -120,8 +133,13 @@ func (q daemonRequest) task(addr string) probes.Task {
 	return t
 }
 
-// daemonVersion reads the version a daemon reported, as short printable text.
-func daemonVersion(r probes.Result) string {
+// daemonVersion reads the version a daemon reported, as short printable
+// text; "" when it was not asked.
+func daemonVersion(results []probes.Result) string {
+	if len(results) < 2 {
+		return ""
+	}
+	r := results[1]
 	if r.Outcome != probes.Response || r.HTTP == nil {
 		return "version unknown (" + string(r.Outcome) + ")"
 	}
@@ -148,30 +166,37 @@ func served(h *probes.HTTPResult) string {
 	return s
 }
 
-func judgeForbidden(check string, r, version probes.Result) (report.Status, string, string) {
-	ev := daemonVersion(version)
+func judgeForbidden(check string, results []probes.Result) (report.Status, string, string) {
+	r, ev := results[0], daemonVersion(results)
 	switch {
 	case notListening(r):
-		return pass, "not reachable on 4263 (" + string(r.Outcome) + "); " + ev, ""
+		return pass, withVersion("not reachable on 4263 ("+string(r.Outcome)+")", ev), ""
 	case r.Outcome == probes.Response && r.HTTP != nil:
-		obs := served(r.HTTP) + "; " + ev
+		obs := withVersion(served(r.HTTP), ev)
 		st := r.HTTP.Status
 		switch {
 		case st == 403:
 			return pass, obs, ""
 		case st >= 200 && st < 300 && check == catalogue.DaemonReferencePatch:
-			return fail, obs, "the daemon served the reference patch to another run (" + ev + ")"
+			return fail, obs, "the daemon served the reference patch to another run"
 		case st >= 200 && st < 300:
-			return fail, obs, "the daemon accepted a grading request on the agent-facing port (" + ev + ")"
+			return fail, obs, "the daemon accepted a grading request on the agent-facing port"
 		case st == 500 && check == catalogue.DaemonGradingGate:
-			return fail, obs, "no grading gate: the request reached the tool router (" + ev + ")"
+			return fail, obs, "no grading gate: the request reached the tool router"
 		}
 		return warn, obs, fmt.Sprintf("unexpected answer %d, expected 403", st)
 	case r.Outcome == probes.Error:
 		return report.Error, "probe error: " + r.Detail, "the probe could not run"
 	}
-	return report.Error, fmt.Sprintf("connected, then %s (%s); %s", r.Outcome, r.Detail, ev),
+	return report.Error, withVersion(fmt.Sprintf("connected, then %s (%s)", r.Outcome, r.Detail), ev),
 		"the daemon did not answer within bounds: not judged"
+}
+
+func withVersion(obs, version string) string {
+	if version == "" {
+		return obs
+	}
+	return obs + "; " + version
 }
 
 // referenceKeys are JSON keys that hold reference material.
@@ -181,17 +206,17 @@ var referenceKeys = map[string]bool{
 	"hidden_tests": true, "hidden_test": true, "test_patch": true,
 }
 
-func judgePublicView(r, version probes.Result) (report.Status, string, string) {
-	ev := daemonVersion(version)
+func judgePublicView(results []probes.Result) (report.Status, string, string) {
+	r, ev := results[0], daemonVersion(results)
 	switch {
 	case notListening(r):
-		return pass, "not reachable on 4263 (" + string(r.Outcome) + "); " + ev, ""
+		return pass, withVersion("not reachable on 4263 ("+string(r.Outcome)+")", ev), ""
 	case r.Outcome != probes.Response || r.HTTP == nil:
-		return report.Error, fmt.Sprintf("connected, then %s (%s); %s", r.Outcome, r.Detail, ev),
+		return report.Error, withVersion(fmt.Sprintf("connected, then %s (%s)", r.Outcome, r.Detail), ev),
 			"the daemon did not answer within bounds: not judged"
 	}
 	h := r.HTTP
-	obs := served(h) + "; " + ev
+	obs := withVersion(served(h), ev)
 	var found []string
 	for _, k := range h.JSONKeys {
 		last := k[strings.LastIndexAny(k, ".")+1:]

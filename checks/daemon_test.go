@@ -3,6 +3,7 @@ package checks
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/stretchr/testify/assert"
@@ -32,7 +33,7 @@ func TestDaemonRequestsAreSafe(t *testing.T) {
 	// Every daemon task the planner makes is from that list.
 	run := inspect("2", "run-a", map[string]string{LabelRunID: "ra", LabelTaskID: "t1"}, "p_agents")
 	d := deployment(true, run)
-	for _, p := range daemonProbes(d, vantage{Name: "fresh-run"}) {
+	for _, p := range daemonProbes(d, vantage{Name: "fresh-run"}, time.Second) {
 		for _, task := range p.Tasks {
 			assert.True(t, safeDaemonRequest(task.Method, task.Target, task.Body), "%s %s", task.Method, task.Target)
 			assert.Equal(t, strings.HasSuffix(task.Target, "/version"), task.KeepExcerpt, "only /version keeps an excerpt")
@@ -79,9 +80,12 @@ func TestJudgeDaemon(t *testing.T) {
 		{catalogue.DaemonGradingGate, httpResp(500), report.Fail},
 		{catalogue.DaemonGradingGate, httpResp(200), report.Fail},
 	} {
-		st, obs, _ := judgeForbidden(tc.check, tc.r, version)
+		st, obs, _ := judgeForbidden(tc.check, []probes.Result{tc.r, version})
 		assert.Equal(t, tc.want, st, "%s %+v", tc.check, tc.r)
 		assert.Contains(t, obs, "daemon 1.0.3")
+		st2, obs, _ := judgeForbidden(tc.check, []probes.Result{tc.r})
+		assert.Equal(t, st, st2, "the version is evidence, not a condition")
+		assert.NotContains(t, obs, "daemon 1.0.3")
 	}
 	for _, tc := range []struct {
 		r    probes.Result
@@ -94,7 +98,7 @@ func TestJudgeDaemon(t *testing.T) {
 			HTTP: &probes.HTTPResult{Status: 200, Truncated: true}}, report.Error},
 		{probes.Result{Outcome: probes.Response, Connected: true, HTTP: &probes.HTTPResult{Status: 200, DiffLike: true}}, report.Fail},
 	} {
-		st, _, _ := judgePublicView(tc.r, version)
+		st, _, _ := judgePublicView([]probes.Result{tc.r, version})
 		assert.Equal(t, tc.want, st, "%+v", tc.r.HTTP)
 	}
 }
@@ -103,7 +107,7 @@ func TestJudgeDaemon(t *testing.T) {
 func TestJudgeNeverPrintsTheBody(t *testing.T) {
 	r := httpResp(200)
 	r.HTTP.Excerpt = "SBA-SECRET-PATCH-0123"
-	st, obs, msg := judgeForbidden(catalogue.DaemonReferencePatch, r, probes.Result{Outcome: probes.Timeout})
+	st, obs, msg := judgeForbidden(catalogue.DaemonReferencePatch, []probes.Result{r, {Outcome: probes.Timeout}})
 	require.Equal(t, report.Fail, st)
 	assert.NotContains(t, obs+msg, "SBA-SECRET")
 	assert.Contains(t, obs, "sha256:abc")

@@ -72,9 +72,9 @@ func judge(p Probe, results []probes.Result) (report.Status, string, string) {
 	case RuleNoForward:
 		return judgeNoForward(results[0], results[1])
 	case RuleForbidden:
-		return judgeForbidden(p.Check, results[0], results[1])
+		return judgeForbidden(p.Check, results)
 	case RulePublicView:
-		return judgePublicView(results[0], results[1])
+		return judgePublicView(results)
 	}
 	worst := report.Pass
 	var reached []string

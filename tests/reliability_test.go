@@ -33,58 +33,65 @@ import (
 // Two audits of one project at once: neither takes the other's probes for
 // intruders, neither removes the other's probes, and both clean up.
 //
-// Round "together" starts both in the same instant. Round "staggered" starts
-// the second as soon as the first one's fresh-run probe is on the agents
-// network, so the second audit's network.agents.members check is sure to
-// meet a probe of the other audit, and the first audit's final sweep runs
-// while the second one's probes are still at work.
+// Round "together" starts both in the same instant. Round "overlapping"
+// starts a long audit (8 s probes), and a short one as soon as the long
+// one's fresh-run probe is on the agents network: the short audit's
+// network.agents.members check is sure to meet the other audit's probe, and
+// its final sweep runs while the long audit's probes are still at work.
 func TestConcurrentAuditsOfOneProject(t *testing.T) {
 	t.Parallel()
 	d := up(t, fixtures.Options{Runs: 2})
 	sweepProbesAtEnd(t, d.Project)
 	args := append([]string{"audit", "--format", "json", "--project", d.Project}, worldArgs(closedPort(t))...)
-	// Longer probes, longer overlap.
-	args = append(args, "--timeout", "2s")
 
-	for _, staggered := range []bool{false, true} {
-		name := map[bool]string{false: "together", true: "staggered"}[staggered]
-		var a, b *toolProc
-		if staggered {
-			a = startTool(t, nil, args...)
-			require.True(t, waitUntil(a, 60*time.Second, func() bool { return probesOnAgents(t, d) > 0 }),
-				"%s: the first audit's fresh-run probe never joined %s", name, d.Agents.Name)
-			b = startTool(t, nil, args...)
+	for _, round := range []string{"together", "overlapping"} {
+		var a, b *toolProc // a ends first in "overlapping"
+		var ra, rb result
+		if round == "together" {
+			a, b = startTool(t, nil, append(args, "--timeout", "2s")...), startTool(t, nil, append(args, "--timeout", "2s")...)
+			ra, rb = a.wait(t), b.wait(t)
 		} else {
-			a, b = startTool(t, nil, args...), startTool(t, nil, args...)
+			b = startTool(t, nil, append(args, "--timeout", "8s")...)
+			require.True(t, waitUntil(b, 60*time.Second, func() bool { return probesOnAgents(t, d) > 0 }),
+				"%s: the long audit's fresh-run probe never joined %s", round, d.Agents.Name)
+			a = startTool(t, nil, append(args, "--timeout", "1s")...)
+			ra = a.wait(t)
+			select {
+			case <-b.done:
+				t.Errorf("%s: the long audit ended before the short one: the overlap this round needs did not happen", round)
+			default:
+			}
+			rb = b.wait(t)
 		}
-		ra, rb := a.wait(t), b.wait(t)
 		for i, r := range []result{ra, rb} {
-			require.NotNil(t, r.report, "%s: audit %d: exit %d, stderr %s", name, i, r.code, r.stderr)
-			assert.Equal(t, 0, r.code, "%s: audit %d: %v", name, i, failing(r.report))
-			assert.Equal(t, report.VerdictPass, r.report.Verdict, "%s: audit %d", name, i)
+			require.NotNil(t, r.report, "%s: audit %d: exit %d, stderr %s", round, i, r.code, r.stderr)
+			assert.Equal(t, 0, r.code, "%s: audit %d: %v", round, i, failing(r.report))
+			assert.Equal(t, report.VerdictPass, r.report.Verdict, "%s: audit %d", round, i)
 			ms := checksOf(r.report, d.Project, catalogue.NetworkAgentsMembers)
-			require.NotEmpty(t, ms, "%s: audit %d has no members check", name, i)
+			require.NotEmpty(t, ms, "%s: audit %d has no members check", round, i)
 			for _, c := range ms {
-				assert.Equal(t, report.Pass, c.Status, "%s: audit %d: members: %s %s: %s", name, i, c.Target, c.Observed, c.Message)
+				assert.Equal(t, report.Pass, c.Status, "%s: audit %d: members: %s %s: %s", round, i, c.Target, c.Observed, c.Message)
 			}
 		}
-		assert.NotEqual(t, ra.report.AuditID, rb.report.AuditID, "%s: two audits, two IDs", name)
+		t.Logf("%s: audit %s %s+%dms, audit %s %s+%dms", round, ra.report.AuditID, ra.report.StartedAt.Format("15:04:05.000"),
+			ra.report.DurationMS, rb.report.AuditID, rb.report.StartedAt.Format("15:04:05.000"), rb.report.DurationMS)
+		assert.NotEqual(t, ra.report.AuditID, rb.report.AuditID, "%s: two audits, two IDs", round)
 		// They really ran at the same time.
 		endA := ra.report.StartedAt.Add(time.Duration(ra.report.DurationMS) * time.Millisecond)
 		endB := rb.report.StartedAt.Add(time.Duration(rb.report.DurationMS) * time.Millisecond)
 		assert.True(t, ra.report.StartedAt.Before(endB) && rb.report.StartedAt.Before(endA),
-			"%s: the audits did not overlap: %s+%dms, %s+%dms", name,
+			"%s: the audits did not overlap: %s+%dms, %s+%dms", round,
 			ra.report.StartedAt, ra.report.DurationMS, rb.report.StartedAt, rb.report.DurationMS)
-		if staggered {
-			// The second audit met the first one's probe and let it be.
+		if round == "overlapping" {
+			// The short audit met the long one's probe and let it be.
 			seen := false
-			for _, c := range checksOf(rb.report, d.Project, catalogue.NetworkAgentsMembers) {
+			for _, c := range checksOf(ra.report, d.Project, catalogue.NetworkAgentsMembers) {
 				seen = seen || regexp.MustCompile(`\b[1-9][0-9]* audit probes`).MatchString(c.Observed)
 			}
-			assert.True(t, seen, "%s: the second audit saw no probe of the first: %v",
-				name, checksOf(rb.report, d.Project, catalogue.NetworkAgentsMembers))
+			assert.True(t, seen, "%s: the short audit saw no probe of the long one: %v",
+				round, checksOf(ra.report, d.Project, catalogue.NetworkAgentsMembers))
 		}
-		assert.Zero(t, probesOf(t, d.Project), "%s: probe containers left behind", name)
+		assert.Zero(t, probesOf(t, d.Project), "%s: probe containers left behind", round)
 	}
 }
 
