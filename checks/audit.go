@@ -77,7 +77,9 @@ func Run(ctx context.Context, api Docker, cfg Config) (*report.Report, *report.E
 		if ctx.Err() != nil {
 			settle = settleAfterInterrupt
 		}
-		_, _ = sweep(sctx, api, settle, LabelProbe+"="+rep.AuditID)
+		if _, err := sweep(sctx, api, settle, LabelProbe+"="+rep.AuditID); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("could not remove this audit's probe containers (%v): run `ssebench-audit cleanup --audit-id %s`", err, rep.AuditID))
+		}
 	}()
 	if n := leftovers(ctx, api, cfg.Timeout); n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d probe containers of earlier audits are still on this engine: run `ssebench-audit cleanup`", n))

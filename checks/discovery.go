@@ -125,8 +125,39 @@ func Discover(ctx context.Context, api Docker, project string) (*Deployment, err
 			d.DB = &ci
 		}
 	}
+	if err := d.completeMembers(ctx, api); err != nil {
+		return nil, err
+	}
 	sort.Slice(d.Runs, func(i, j int) bool { return RunName(d.Runs[i]) < RunName(d.Runs[j]) })
 	return d, nil
+}
+
+// completeMembers looks up agents-network endpoints the container list did
+// not show: a container is on the network while it starts, before it lists
+// as running (a run being started, a concurrent audit's probe). One that is
+// gone by now is dropped; the others are judged by their labels.
+func (d *Deployment) completeMembers(ctx context.Context, api Docker) error {
+	if d.Agents == nil {
+		return nil
+	}
+	for id := range d.Agents.Containers {
+		if _, ok := d.Containers[id]; ok {
+			continue
+		}
+		ci, err := api.ContainerInspect(ctx, id)
+		if cerrdefs.IsNotFound(err) {
+			delete(d.Agents.Containers, id)
+			continue
+		} else if err != nil {
+			return fmt.Errorf("inspecting container %s: %w", shortID(id), err)
+		}
+		var labels map[string]string
+		if ci.Config != nil {
+			labels = ci.Config.Labels
+		}
+		d.Containers[id] = container.Summary{ID: id, Names: []string{ci.Name}, Labels: labels}
+	}
+	return nil
 }
 
 func isProjectNetwork(n network.Summary, project, role string) bool {

@@ -34,7 +34,7 @@ import (
 // intruders, neither removes the other's probes, and both clean up.
 //
 // Round "together" starts both in the same instant. Round "overlapping"
-// starts a long audit (8 s probes), and a short one as soon as the long
+// starts a long audit (10 s probes), and a short one as soon as the long
 // one's fresh-run probe is on the agents network: the short audit's
 // network.agents.members check is sure to meet the other audit's probe, and
 // its final sweep runs while the long audit's probes are still at work.
@@ -51,7 +51,7 @@ func TestConcurrentAuditsOfOneProject(t *testing.T) {
 			a, b = startTool(t, nil, append(args, "--timeout", "2s")...), startTool(t, nil, append(args, "--timeout", "2s")...)
 			ra, rb = a.wait(t), b.wait(t)
 		} else {
-			b = startTool(t, nil, append(args, "--timeout", "8s")...)
+			b = startTool(t, nil, append(args, "--timeout", "10s")...)
 			require.True(t, waitUntil(b, 60*time.Second, func() bool { return probesOnAgents(t, d) > 0 }),
 				"%s: the long audit's fresh-run probe never joined %s", round, d.Agents.Name)
 			a = startTool(t, nil, append(args, "--timeout", "1s")...)
@@ -102,7 +102,7 @@ func TestConcurrentAuditsOfOneProject(t *testing.T) {
 func TestEngineGoesAway(t *testing.T) {
 	t.Parallel()
 	host := api.DaemonHost()
-	real, ok := strings.CutPrefix(host, "unix://")
+	engineSock, ok := strings.CutPrefix(host, "unix://")
 	if !ok {
 		t.Skipf("the engine is not on a Unix socket (%s)", host)
 	}
@@ -114,7 +114,7 @@ func TestEngineGoesAway(t *testing.T) {
 	require.Equal(t, 0, bi.code, bi.stderr)
 
 	sock := filepath.Join(t.TempDir(), "docker.sock")
-	px := startSocketProxy(t, sock, real)
+	px := startSocketProxy(t, sock, engineSock)
 	args := append([]string{"audit", "--format", "json", "--project", d.Project}, worldArgs(closedPort(t))...)
 	p := startTool(t, []string{"DOCKER_HOST=unix://" + sock}, append(args, "--timeout", "2s")...)
 	time.Sleep(1200 * time.Millisecond)
@@ -138,19 +138,6 @@ func TestEngineGoesAway(t *testing.T) {
 		assert.Equal(t, report.VerdictError, r.report.Verdict)
 		assert.NotZero(t, r.report.Summary.Error, "no check is an error: %v", failing(r.report))
 		assert.NotEmpty(t, r.report.Notes, "the report does not say the audit was cut short")
-		notProbed := 0
-		for _, p := range r.report.Projects {
-			for _, c := range p.Checks {
-				if c.Status == report.Error {
-					notProbed++
-				}
-				// Nothing is a pass because it could not be asked.
-				if c.Status == report.Pass {
-					assert.NotContains(t, c.Observed, "not probed", "%s %s", c.ID, c.Vantage)
-				}
-			}
-		}
-		assert.NotZero(t, notProbed)
 	} else {
 		assert.Empty(t, r.stdout)
 		assert.Equal(t, 1, strings.Count(strings.TrimRight(r.stderr, "\n"), "\n")+1, "one line: %q", r.stderr)
@@ -210,6 +197,19 @@ func TestProbeImageSaveLoad(t *testing.T) {
 	require.Equal(t, 0, l.code, l.stderr)
 	assert.Contains(t, l.stdout, "Loaded image")
 	assert.Contains(t, l.stdout, ref)
+
+	// A tarball that is not one (cut short in transfer, say) loads nothing:
+	// that is an error, not a success.
+	t.Run("corrupt tarball", func(t *testing.T) {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		cut := filepath.Join(dir, "cut.tar")
+		require.NoError(t, os.WriteFile(cut, b[:len(b)/3], 0o644))
+		l := runTool(t, nil, "probe-image", "load", cut)
+		assert.Equal(t, 2, l.code, "stdout %q, stderr %q", l.stdout, l.stderr)
+		assert.NotContains(t, l.stdout, "Loaded image")
+		assert.NotContains(t, l.stderr, "goroutine")
+	})
 
 	d := up(t, fixtures.Options{Runs: 1})
 	r := audit(t, d.Project, closedPort(t), "--probe-image", ref, "--only", catalogue.DNSProxy)

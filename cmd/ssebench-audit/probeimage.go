@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -91,9 +94,39 @@ func newProbeImageCmd() *cobra.Command {
 				return err
 			}
 			defer resp.Body.Close()
-			_, err = io.Copy(cmd.OutOrStdout(), io.LimitReader(resp.Body, 1<<20))
-			return err
+			return printLoad(cmd.OutOrStdout(), resp.Body)
 		},
 	})
 	return cmd
+}
+
+// printLoad turns the engine's JSON message stream of a load into plain
+// lines, and its error message into the command's error.
+func printLoad(w io.Writer, r io.Reader) error {
+	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+	loaded := false
+	for {
+		var msg struct {
+			Stream      string `json:"stream"`
+			ErrorDetail *struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&msg); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("reading the engine's answer: %w", err)
+		}
+		if msg.ErrorDetail != nil {
+			return fmt.Errorf("loading the probe image: %s", msg.ErrorDetail.Message)
+		}
+		if s := strings.TrimSpace(msg.Stream); s != "" {
+			fmt.Fprintln(w, s)
+			loaded = true
+		}
+	}
+	if !loaded {
+		return errors.New("the engine loaded no image from this file")
+	}
+	return nil
 }
