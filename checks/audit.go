@@ -177,10 +177,24 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) ([
 		hostAddresses: hostAddresses(a.cfg, dep.IPv6())}
 	vantages := activeVantages(dep, runs, !scoped)
 	// Every vantage and every in-container examination is one job of a
-	// bounded pool: the audit costs about one probe, whatever the runs.
+	// bounded pool: the audit costs about one probe, whatever the runs. The
+	// first vantage goes first: on internal networks the engine holds a
+	// probe that asked outside names for seconds after it is done (its
+	// embedded DNS waits out its forward), so that probe sets the audit's
+	// length and the others wait until it has started.
 	var jobs []func() []report.Check
-	for _, v := range vantages {
-		jobs = append(jobs, func() []report.Check { return a.vantage(ctx, project, in, v) })
+	headStart := make(chan struct{})
+	var once sync.Once
+	started := func() { once.Do(func() { close(headStart) }) }
+	for i, v := range vantages {
+		onStart := func() {}
+		if i == 0 {
+			onStart = started
+		}
+		jobs = append(jobs, func() []report.Check { defer onStart(); return a.vantage(ctx, project, in, v, onStart) })
+	}
+	if len(vantages) == 0 {
+		started()
 	}
 	if a.cfg.Wanted(catalogue.SocketAdmin) {
 		pr := a.prober(project)
@@ -197,6 +211,12 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) ([
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if i > 0 {
+				select {
+				case <-headStart:
+				case <-ctx.Done():
+				}
+			}
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			results[i] = job()
@@ -236,7 +256,7 @@ func (a *auditor) noteNetworks(d *Deployment) {
 }
 
 // vantage runs the plan of one vantage point and judges its results.
-func (a *auditor) vantage(ctx context.Context, project string, in activeInputs, v vantage) []report.Check {
+func (a *auditor) vantage(ctx context.Context, project string, in activeInputs, v vantage, onStart func()) []report.Check {
 	ps := in.plan(v)
 	if len(ps) == 0 {
 		return nil
@@ -246,7 +266,7 @@ func (a *auditor) vantage(ctx context.Context, project string, in activeInputs, 
 	var checks []report.Check
 	if err == nil {
 		pr := a.prober(project)
-		pr.image = image
+		pr.image, pr.onStart = image, onStart
 		if v.Run != nil {
 			pr.probeDNS = "" // a joined namespace keeps the run's own resolver
 		}
@@ -370,7 +390,8 @@ func judgeVantage(vantageName string, ps []Probe, rep probes.Report) []report.Ch
 }
 
 func (a *auditor) prober(project string) *prober {
-	return &prober{api: a.api, auditID: a.auditID, project: project, probeDNS: a.cfg.ProbeDNS, timeout: a.cfg.Timeout}
+	return &prober{api: a.api, auditID: a.auditID, project: project, probeDNS: a.cfg.ProbeDNS, timeout: a.cfg.Timeout,
+		onStart: func() {}}
 }
 
 func (a *auditor) probeImage(ctx context.Context) (string, error) {

@@ -34,6 +34,7 @@ type prober struct {
 	project  string
 	probeDNS string
 	timeout  time.Duration
+	onStart  func() // called once the probe container has started
 }
 
 // run executes a plan from a vantage point in a fresh probe container and
@@ -76,6 +77,7 @@ func (pr *prober) run(ctx context.Context, v vantage, plan probes.Plan) (probes.
 	if err := pr.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return probes.Report{}, fmt.Errorf("starting the probe container: %w", err)
 	}
+	pr.onStart()
 	return pr.readReport(ctx, created.ID, pr.deadline(plan))
 }
 
