@@ -9,7 +9,6 @@ import (
 	"io"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +29,6 @@ const (
 	agentUser          = "1000:1000" // model
 	runnerName         = "sse-runner"
 	copiedPrefix       = ".sba-" // names of what the audit copies into a run
-	maxPasswd          = 256 << 10
 )
 
 // socketPaths lists the admin socket paths to examine in a run.
@@ -58,37 +56,44 @@ func socketPlan(paths []string, timeout time.Duration) probes.Plan {
 }
 
 // inContainer runs a plan inside a run container as each of users, from a
-// copy of the tool's binary that it removes afterwards on every path.
-func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse, bin []byte, plan probes.Plan, users []string) (map[string]probes.Report, error) {
+// copy of the tool's binary: one exec as root, in which the probe runs the
+// plan as each user (resolving names in the run's own /etc/passwd) and then
+// removes the copies. A second exec removes them when the first could not.
+func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse, bin []byte, plan probes.Plan, users []string) (probes.MultiReport, error) {
 	planJSON, err := json.Marshal(plan)
 	if err != nil {
-		return nil, err
+		return probes.MultiReport{}, err
 	}
 	binPath := "/" + copiedPrefix + "probe-" + pr.auditID
 	planPath := "/" + copiedPrefix + "plan-" + pr.auditID + ".json"
 	// Copy to the root: it exists in every image, /tmp does not.
 	if err := pr.api.CopyToContainer(ctx, run.ID, "/", filesTar(map[string]tarFile{
 		binPath[1:]: {0o755, bin}, planPath[1:]: {0o444, planJSON}}), container.CopyToContainerOptions{}); err != nil {
-		return nil, fmt.Errorf("copying the probe into the run: %w", err)
+		return probes.MultiReport{}, fmt.Errorf("copying the probe into the run: %w", err)
 	}
+	removed := false
 	defer func() {
+		if removed {
+			return
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 		defer cancel()
 		_, _, _ = pr.exec(rctx, run.ID, "0:0", []string{binPath, "probe", "--remove", binPath, "--remove", planPath})
 	}()
-	out := map[string]probes.Report{}
+	cmd := []string{binPath, "probe", "--plan", planPath, "--remove", binPath, "--remove", planPath}
 	for _, u := range users {
-		stdout, stderr, err := pr.exec(ctx, run.ID, u, []string{binPath, "probe", "--plan", planPath})
-		if err != nil {
-			return nil, fmt.Errorf("running the probe as %s: %w", u, err)
-		}
-		rep, err := probes.ParseReport(bytes.NewReader(stdout), maxProbeStdout)
-		if err != nil {
-			return nil, fmt.Errorf("the probe as %s: %v (stderr: %s)", u, err, firstLine(stderr))
-		}
-		out[u] = rep
+		cmd = append(cmd, "--as", u)
 	}
-	return out, nil
+	stdout, stderr, err := pr.exec(ctx, run.ID, "0:0", cmd)
+	if err != nil {
+		return probes.MultiReport{}, fmt.Errorf("running the probe: %w", err)
+	}
+	m, err := probes.ParseMultiReport(bytes.NewReader(stdout), maxProbeStdout)
+	if err != nil {
+		return probes.MultiReport{}, fmt.Errorf("the in-container probe: %v (stderr: %s)", err, firstLine(stderr))
+	}
+	removed = m.Removed
+	return m, nil
 }
 
 // exec runs cmd in a container as user and returns its bounded output.
@@ -115,41 +120,33 @@ func (pr *prober) exec(ctx context.Context, id, user string, cmd []string) ([]by
 	return out.Bytes(), errb.Bytes(), nil
 }
 
-// runnerUser finds sse-runner's uid:gid in the run's /etc/passwd, "" when
-// the image has no such user.
-func (pr *prober) runnerUser(ctx context.Context, id string) string {
-	rc, _, err := pr.api.CopyFromContainer(ctx, id, "/etc/passwd")
-	if err != nil {
-		return ""
-	}
-	defer rc.Close()
-	tr := tar.NewReader(io.LimitReader(rc, 2*maxPasswd))
-	if _, err := tr.Next(); err != nil {
-		return ""
-	}
-	users, err := probes.ParsePasswd(tr, maxPasswd)
-	if err != nil {
-		return ""
-	}
-	if u, ok := users[runnerName]; ok {
-		return strconv.Itoa(u.UID) + ":" + strconv.Itoa(u.GID)
-	}
-	return ""
-}
-
 // socketChecks examines one run's admin socket from inside it.
 func (a *auditor) socketChecks(ctx context.Context, pr *prober, run container.InspectResponse) []report.Check {
 	vantage := "in-container:" + RunName(run)
 	start := time.Now()
 	paths := socketPaths(run)
-	users := []string{agentUser}
-	if ru := pr.runnerUser(ctx, run.ID); ru != "" {
-		users = append(users, ru)
-	}
 	bin, err := a.binary()
-	var reps map[string]probes.Report
+	var m probes.MultiReport
 	if err == nil {
-		reps, err = pr.inContainer(ctx, run, bin, socketPlan(paths, a.cfg.Timeout), users)
+		m, err = pr.inContainer(ctx, run, bin, socketPlan(paths, a.cfg.Timeout), []string{agentUser, runnerName})
+	}
+	// The users the probe ran as: the agent, and sse-runner where the image
+	// has one.
+	var users []string
+	reps := map[string]probes.Report{}
+	for _, u := range m.Users {
+		if u.Report == nil {
+			if u.User == agentUser && err == nil {
+				err = fmt.Errorf("the probe could not run as %s: %s", u.User, u.Error)
+			}
+			continue
+		}
+		name := fmt.Sprintf("%d:%d", u.UID, u.GID)
+		if u.User != name {
+			name = u.User + " (" + name + ")"
+		}
+		users = append(users, name)
+		reps[name] = *u.Report
 	}
 	took := time.Since(start).Milliseconds()
 	if err != nil {

@@ -1,0 +1,166 @@
+package probes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// UserReport is one user's run of a plan inside a run container.
+type UserReport struct {
+	User   string  `json:"user"`            // as asked: "1000:1000" or a name
+	UID    int     `json:"uid"`             // as resolved
+	GID    int     `json:"gid"`             //
+	Error  string  `json:"error,omitempty"` // e.g. no such user
+	Report *Report `json:"report,omitempty"`
+}
+
+// MultiReport is what `probe --as …` prints: one report per user, and
+// whether the copied files were removed.
+type MultiReport struct {
+	Users   []UserReport `json:"users"`
+	Removed bool         `json:"removed"`
+	Error   string       `json:"error,omitempty"`
+}
+
+// maxUserReport bounds what a child run may print.
+const maxUserReport = 4 << 20
+
+// RunAs runs the plan at planFile once per user, each time in a child
+// process of this same executable with that user's uid and gid (and no
+// supplementary groups), as the agent and the task scripts would run. Users
+// are "uid:gid" or names looked up in passwdPath. It must run as root.
+func RunAs(ctx context.Context, exe, planFile string, users []string, passwdPath string) MultiReport {
+	var m MultiReport
+	var names map[string]PasswdEntry
+	for _, u := range users {
+		ur := UserReport{User: u}
+		uid, gid, err := parseUser(u)
+		if err != nil {
+			if names == nil {
+				names = readPasswd(passwdPath)
+			}
+			e, ok := names[u]
+			if !ok {
+				ur.Error = "no such user"
+				m.Users = append(m.Users, ur)
+				continue
+			}
+			uid, gid = e.UID, e.GID
+		}
+		ur.UID, ur.GID = uid, gid
+		rep, err := runChild(ctx, exe, planFile, uid, gid)
+		if err != nil {
+			ur.Error = clip(err.Error())
+		} else {
+			ur.Report = &rep
+		}
+		m.Users = append(m.Users, ur)
+	}
+	return m
+}
+
+func parseUser(u string) (int, int, error) {
+	a, b, ok := strings.Cut(u, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("not uid:gid")
+	}
+	uid, err1 := strconv.ParseUint(a, 10, 31)
+	gid, err2 := strconv.ParseUint(b, 10, 31)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("not uid:gid")
+	}
+	return int(uid), int(gid), nil
+}
+
+func readPasswd(path string) map[string]PasswdEntry {
+	f, err := os.Open(path)
+	if err != nil {
+		return map[string]PasswdEntry{}
+	}
+	defer f.Close()
+	m, err := ParsePasswd(f, 1<<20)
+	if err != nil {
+		return map[string]PasswdEntry{}
+	}
+	return m
+}
+
+func runChild(ctx context.Context, exe, planFile string, uid, gid int) (Report, error) {
+	cmd := exec.CommandContext(ctx, exe, "probe", "--plan", planFile)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}}
+	var out bytes.Buffer
+	cmd.Stdout = &limited{w: &out, n: maxUserReport + 1}
+	cmd.Stderr = io.Discard
+	if err := cmd.Run(); err != nil {
+		return Report{}, fmt.Errorf("probe as %d:%d: %w", uid, gid, err)
+	}
+	return ParseReport(&out, maxUserReport)
+}
+
+// WriteMulti prints a MultiReport as one JSON line.
+func WriteMulti(w io.Writer, m MultiReport) error {
+	if m.Users == nil {
+		m.Users = []UserReport{}
+	}
+	return json.NewEncoder(w).Encode(m)
+}
+
+// ParseMultiReport reads what `probe --as …` printed (at most max bytes),
+// strictly, validating each user's report as ParseReport does.
+func ParseMultiReport(r io.Reader, max int64) (MultiReport, error) {
+	var m MultiReport
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return m, err
+	}
+	if int64(len(data)) > max {
+		return m, fmt.Errorf("report larger than %d bytes", max)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, fmt.Errorf("report: %w", err)
+	}
+	if dec.More() {
+		return m, fmt.Errorf("report: trailing data")
+	}
+	for i, u := range m.Users {
+		if u.Report == nil {
+			continue
+		}
+		b, _ := json.Marshal(u.Report)
+		rep, err := ParseReport(bytes.NewReader(b), max)
+		if err != nil {
+			return m, fmt.Errorf("report of %s: %w", u.User, err)
+		}
+		m.Users[i].Report = &rep
+	}
+	return m, nil
+}
+
+// limited keeps the first n bytes written and drops the rest.
+type limited struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if l.n <= 0 {
+		return len(p), nil
+	}
+	k := min(int64(len(p)), l.n)
+	n, err := l.w.Write(p[:k])
+	l.n -= int64(n)
+	if err != nil {
+		return n, err
+	}
+	return len(p), nil
+}

@@ -1,0 +1,48 @@
+package probes
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseUser(t *testing.T) {
+	uid, gid, err := parseUser("1000:1000")
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{1000, 1000}, [2]int{uid, gid})
+	for _, bad := range []string{"sse-runner", "1000", "a:b", "-1:0", "1:99999999999"} {
+		_, _, err := parseUser(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+// A user missing from the container's passwd is reported, not guessed.
+func TestRunAsUnknownUser(t *testing.T) {
+	passwd := filepath.Join(t.TempDir(), "passwd")
+	require.NoError(t, os.WriteFile(passwd, []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644))
+	m := RunAs(t.Context(), "/nonexistent", "/nonexistent", []string{"sse-runner"}, passwd)
+	require.Len(t, m.Users, 1)
+	assert.Equal(t, "no such user", m.Users[0].Error)
+	assert.Nil(t, m.Users[0].Report)
+}
+
+func TestParseMultiReport(t *testing.T) {
+	good := `{"users":[{"user":"1000:1000","uid":1000,"gid":1000,"report":{"version":"v","results":[{"id":"a","kind":"unix","outcome":"denied","duration_ms":1}],"uid":1000,"gid":1000}},{"user":"sse-runner","uid":0,"gid":0,"error":"no such user"}],"removed":true}`
+	m, err := ParseMultiReport(strings.NewReader(good), 1<<20)
+	require.NoError(t, err)
+	assert.True(t, m.Removed)
+	assert.Equal(t, Denied, m.Users[0].Report.Results[0].Outcome)
+	for name, bad := range map[string]string{
+		"unknown outcome": strings.Replace(good, `"denied"`, `"maybe"`, 1),
+		"unknown field":   strings.Replace(good, `"removed"`, `"deleted"`, 1),
+		"trailing":        good + "{}",
+		"too big":         good + strings.Repeat(" ", 1<<20),
+	} {
+		_, err := ParseMultiReport(strings.NewReader(bad), 1<<20)
+		assert.Error(t, err, name)
+	}
+}
