@@ -177,11 +177,12 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) ([
 		hostAddresses: hostAddresses(a.cfg, dep.IPv6())}
 	vantages := activeVantages(dep, runs, !scoped)
 	// Every vantage and every in-container examination is one job of a
-	// bounded pool: the audit costs about one probe, whatever the runs. The
-	// first vantage goes first: on internal networks the engine holds a
-	// probe that asked outside names for seconds after it is done (its
-	// embedded DNS waits out its forward), so that probe sets the audit's
-	// length and the others wait until it has started.
+	// bounded pool: the audit costs about one probe, whatever the runs. On
+	// internal networks the engine holds a probe that asked outside names
+	// for seconds after it is done (its embedded DNS waits out its forward):
+	// when every job fits in one wave, that first probe sets the audit's
+	// length, so the others wait until it has started. With more jobs than
+	// workers the pool sets it, and nobody waits.
 	var jobs []func() []report.Check
 	headStart := make(chan struct{})
 	var once sync.Once
@@ -203,6 +204,9 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) ([
 				jobs = append(jobs, func() []report.Check { return a.socketChecks(ctx, pr, r) })
 			}
 		}
+	}
+	if len(jobs) > a.cfg.Workers {
+		started()
 	}
 	results := make([][]report.Check, len(jobs))
 	sem := make(chan struct{}, a.cfg.Workers)
