@@ -148,6 +148,9 @@ func (a *auditor) socketChecks(ctx context.Context, pr *prober, run container.In
 		users = append(users, name)
 		reps[name] = *u.Report
 	}
+	if err == nil && len(users) == 0 {
+		err = fmt.Errorf("the probe ran as no user")
+	}
 	took := time.Since(start).Milliseconds()
 	if err != nil {
 		return []report.Check{{ID: catalogue.SocketAdmin, Status: report.Error, Vantage: vantage,
