@@ -47,16 +47,23 @@ type Spec struct {
 // Ensure returns the image reference for spec, building it unless an image
 // with that content-hash tag exists already. built says whether it built.
 func Ensure(ctx context.Context, api Builder, spec Spec) (ref string, built bool, err error) {
-	bin, err := os.ReadFile(spec.Binary)
+	// Every audit hashes the executable; only a build reads it whole.
+	f, err := os.Open(spec.Binary)
 	if err != nil {
 		return "", false, fmt.Errorf("reading the executable: %w", err)
 	}
-	if err := checkStatic(bin); err != nil {
+	defer f.Close()
+	if err := checkStatic(f); err != nil {
 		return "", false, err
 	}
 	sum := sha256.New()
 	sum.Write(spec.Dockerfile)
-	sum.Write(bin)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", false, err
+	}
+	if _, err := io.Copy(sum, f); err != nil {
+		return "", false, fmt.Errorf("reading the executable: %w", err)
+	}
 	ref = spec.Repo + ":" + hex.EncodeToString(sum.Sum(nil))[:16]
 
 	if _, err := api.ImageInspect(ctx, ref); err == nil {
@@ -65,6 +72,10 @@ func Ensure(ctx context.Context, api Builder, spec Spec) (ref string, built bool
 		return "", false, fmt.Errorf("inspecting image %s: %w", ref, err)
 	}
 
+	bin, err := os.ReadFile(spec.Binary)
+	if err != nil {
+		return "", false, fmt.Errorf("reading the executable: %w", err)
+	}
 	buildCtx, err := contextTar(spec.Dockerfile, bin)
 	if err != nil {
 		return "", false, err
@@ -88,8 +99,8 @@ func Ensure(ctx context.Context, api Builder, spec Spec) (ref string, built bool
 
 // checkStatic refuses a dynamically linked binary: it would not start in a
 // FROM scratch image, and the failure would look like a blocked network.
-func checkStatic(bin []byte) error {
-	f, err := elf.NewFile(bytes.NewReader(bin))
+func checkStatic(r io.ReaderAt) error {
+	f, err := elf.NewFile(r)
 	if err != nil {
 		return fmt.Errorf("the executable is not a Linux ELF binary (%v); pass --probe-image", err)
 	}
