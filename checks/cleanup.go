@@ -7,6 +7,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
 )
 
 // Sweep removes every probe container labelled with auditID ("" = of any
@@ -64,4 +65,32 @@ func sweep(ctx context.Context, api Docker, settle time.Duration, selectors ...s
 		case <-time.After(sweepInterval):
 		}
 	}
+}
+
+// ImageRemover is the part of the Docker API that removing probe images needs.
+type ImageRemover interface {
+	ImageList(ctx context.Context, options image.ListOptions) ([]image.Summary, error)
+	ImageRemove(ctx context.Context, imageID string, options image.RemoveOptions) ([]image.DeleteResponse, error)
+}
+
+// RemoveProbeImages removes the probe images the tool built (they are kept
+// between audits as a cache, one per build of the tool). One still used by
+// a container is left.
+func RemoveProbeImages(ctx context.Context, api ImageRemover) (int, error) {
+	list, err := api.ImageList(ctx, image.ListOptions{Filters: listFilter(LabelProbe + "=image")})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var first error
+	for _, im := range list {
+		if _, err := api.ImageRemove(ctx, im.ID, image.RemoveOptions{PruneChildren: true}); err != nil {
+			if first == nil && !cerrdefs.IsNotFound(err) {
+				first = err
+			}
+			continue
+		}
+		n++
+	}
+	return n, first
 }

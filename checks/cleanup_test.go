@@ -2,11 +2,13 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -50,4 +52,34 @@ func TestSweepWaitsForLateCreates(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	assert.Equal(t, 1, e.lists)
+}
+
+type imageEngine struct {
+	listed  []string
+	removed []string
+	inUse   map[string]bool
+}
+
+func (e *imageEngine) ImageList(context.Context, image.ListOptions) ([]image.Summary, error) {
+	var out []image.Summary
+	for _, id := range e.listed {
+		out = append(out, image.Summary{ID: id})
+	}
+	return out, nil
+}
+
+func (e *imageEngine) ImageRemove(_ context.Context, id string, o image.RemoveOptions) ([]image.DeleteResponse, error) {
+	if e.inUse[id] && !o.Force {
+		return nil, errors.New("conflict: image is being used by a container")
+	}
+	e.removed = append(e.removed, id)
+	return nil, nil
+}
+
+func TestRemoveProbeImagesLeavesImagesInUse(t *testing.T) {
+	e := &imageEngine{listed: []string{"a", "b"}, inUse: map[string]bool{"b": true}}
+	n, err := RemoveProbeImages(context.Background(), e)
+	assert.Equal(t, 1, n)
+	assert.Error(t, err)
+	assert.Equal(t, []string{"a"}, e.removed)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	dimage "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
@@ -67,6 +68,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "the end-to-end tests need a Docker engine:", err)
 		return 2
 	}
+	// The images this run builds (probe and fixture, tagged by the content
+	// hash of this build) are removed at the end, as every other thing it makes.
+	before := toolImages(ctx)
+	defer removeNewImages(before)
 	if image, err = fixtures.EnsureImage(ctx, api, binary); err != nil {
 		fmt.Fprintln(os.Stderr, "fixture image:", err)
 		return 2
@@ -95,6 +100,33 @@ func leftoverProbes(ctx context.Context) int {
 		return -1
 	}
 	return len(list)
+}
+
+// toolImages lists the IDs of the tool's images (probe and fixture).
+func toolImages(ctx context.Context) map[string]bool {
+	ids := map[string]bool{}
+	for _, label := range []string{"ssebench-audit.probe", "ssebench-audit.fixture"} {
+		list, err := api.ImageList(ctx, dimage.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+		if err != nil {
+			continue
+		}
+		for _, im := range list {
+			ids[im.ID] = true
+		}
+	}
+	return ids
+}
+
+// removeNewImages removes the tool's images that were not there before; one
+// still in use elsewhere is left (no force).
+func removeNewImages(before map[string]bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for id := range toolImages(ctx) {
+		if !before[id] {
+			_, _ = api.ImageRemove(ctx, id, dimage.RemoveOptions{PruneChildren: true})
+		}
+	}
 }
 
 func randHex(n int) string {

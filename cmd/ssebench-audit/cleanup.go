@@ -12,6 +12,7 @@ import (
 
 func newCleanupCmd() *cobra.Command {
 	var auditID, project string
+	var images bool
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove every leftover audit probe container (by label)",
@@ -32,11 +33,17 @@ func newCleanupCmd() *cobra.Command {
 				n, err = checks.Sweep(ctx, api, auditID)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d probe containers\n", n)
+			if err != nil || !images {
+				return err
+			}
+			n, err = checks.RemoveProbeImages(ctx, api)
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d probe images\n", n)
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&auditID, "audit-id", "", "remove only the probes of this audit")
 	cmd.Flags().StringVar(&project, "project", "", "remove only the probes of audits of this project")
 	cmd.MarkFlagsMutuallyExclusive("audit-id", "project")
+	cmd.Flags().BoolVar(&images, "images", false, "also remove the probe images (kept between audits as a cache)")
 	return cmd
 }
