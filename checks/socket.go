@@ -112,7 +112,7 @@ func (pr *prober) exec(ctx context.Context, id, user string, cmd []string) ([]by
 	defer att.Close()
 	go func() { <-ctx.Done(); att.Close() }() // unblock the read on timeout or Ctrl-C
 	var out, errb bytes.Buffer
-	_, _ = stdcopy.StdCopy(&limitWriter{w: &out, n: maxProbeStdout + 1}, &limitWriter{w: &errb, n: maxProbeStderr},
+	_, _ = stdcopy.StdCopy(probes.NewLimitWriter(&out, maxProbeStdout+1), probes.NewLimitWriter(&errb, maxProbeStderr),
 		io.LimitReader(att.Reader, 2*maxProbeStdout))
 	if ctx.Err() != nil {
 		return nil, nil, fmt.Errorf("interrupted or timed out: %w", ctx.Err())

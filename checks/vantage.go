@@ -96,7 +96,7 @@ func (pr *prober) readReport(ctx context.Context, id string, limit time.Duration
 	outR, outW := io.Pipe()
 	stderr := &bytes.Buffer{}
 	go func() {
-		_, err := stdcopy.StdCopy(outW, &limitWriter{w: stderr, n: maxProbeStderr}, rc)
+		_, err := stdcopy.StdCopy(outW, probes.NewLimitWriter(stderr, maxProbeStderr), rc)
 		outW.CloseWithError(err)
 	}()
 	defer outR.Close()
@@ -134,28 +134,6 @@ func (pr *prober) remove(ctx context.Context, id string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()
 	_ = pr.api.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-}
-
-// limitWriter keeps the first n bytes and silently drops the rest.
-type limitWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if l.n <= 0 {
-		return len(p), nil
-	}
-	k := int64(len(p))
-	if k > l.n {
-		k = l.n
-	}
-	n, err := l.w.Write(p[:k])
-	l.n -= int64(n)
-	if err != nil {
-		return n, err
-	}
-	return len(p), nil
 }
 
 func firstLine(b []byte) string {

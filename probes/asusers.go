@@ -97,7 +97,7 @@ func runChild(ctx context.Context, exe, planFile string, uid, gid int) (Report, 
 	cmd := exec.CommandContext(ctx, exe, "probe", "--plan", planFile)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}}
 	var out bytes.Buffer
-	cmd.Stdout = &limited{w: &out, n: maxUserReport + 1}
+	cmd.Stdout = NewLimitWriter(&out, maxUserReport+1)
 	cmd.Stderr = io.Discard
 	if err := cmd.Run(); err != nil {
 		return Report{}, fmt.Errorf("probe as %d:%d: %w", uid, gid, err)
@@ -144,23 +144,4 @@ func ParseMultiReport(r io.Reader, max int64) (MultiReport, error) {
 		m.Users[i].Report = &rep
 	}
 	return m, nil
-}
-
-// limited keeps the first n bytes written and drops the rest.
-type limited struct {
-	w io.Writer
-	n int64
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if l.n <= 0 {
-		return len(p), nil
-	}
-	k := min(int64(len(p)), l.n)
-	n, err := l.w.Write(p[:k])
-	l.n -= int64(n)
-	if err != nil {
-		return n, err
-	}
-	return len(p), nil
 }
