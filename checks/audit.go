@@ -54,9 +54,6 @@ func Run(ctx context.Context, api Docker, cfg Config) (*report.Report, *report.E
 	}
 	rep.Engine = report.Engine{Version: v.Version, APIVersion: v.APIVersion}
 	ev := &report.Evidence{}
-	if info, err := api.Info(ctx); err == nil {
-		ev.EngineID = info.ID
-	}
 
 	projects := cfg.Projects
 	if cfg.AllProjects {

@@ -10,7 +10,6 @@ import (
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/api/types/system"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/ssebench-audit/ssebench-audit/images"
@@ -21,7 +20,6 @@ import (
 type Docker interface {
 	images.Builder
 	ServerVersion(ctx context.Context) (types.Version, error)
-	Info(ctx context.Context) (system.Info, error)
 	NetworkList(ctx context.Context, options network.ListOptions) ([]network.Summary, error)
 	NetworkInspect(ctx context.Context, networkID string, options network.InspectOptions) (network.Inspect, error)
 	ContainerList(ctx context.Context, options container.ListOptions) ([]container.Summary, error)

@@ -3,7 +3,6 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +32,7 @@ func BenchmarkAudit(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer d.Down(b.Context())
-			port := closedPortB(b)
+			port := closedPort(b)
 			args := append([]string{"audit", "--format", "json", "--project", d.Project}, worldArgs(port)...)
 			// Warm-up: the first audit of a fresh binary builds the probe image.
 			if code, _, _ := auditOnce(args); code != 0 {
@@ -135,14 +134,4 @@ func auditOnce(args []string) (int, time.Duration, int64) {
 		return code, took, 0
 	}
 	return code, took, ru.Maxrss
-}
-
-func closedPortB(b *testing.B) int {
-	b.Helper()
-	l, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

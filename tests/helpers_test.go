@@ -44,7 +44,7 @@ func up(t *testing.T, o fixtures.Options) *fixtures.Deployment {
 
 // closedPort returns a port that was free a moment ago: the only kind of
 // port an audit in these tests may probe besides the ones a test opened.
-func closedPort(t *testing.T) int {
+func closedPort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp4", "0.0.0.0:0")
 	require.NoError(t, err)

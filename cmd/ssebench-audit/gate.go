@@ -26,6 +26,9 @@ func newGateCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if info, err := api.Info(cmd.Context()); err == nil {
+					ev.EngineID = info.ID
+				}
 				var buf bytes.Buffer
 				if err := report.WriteAttestation(&buf, report.NewAttestation(rep, ev)); err != nil {
 					return err
