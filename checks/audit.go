@@ -118,15 +118,7 @@ type auditor struct {
 // binary is the tool's own executable, read once: what the in-container
 // vantage copies into runs.
 func (a *auditor) binary() ([]byte, error) {
-	a.binOnce.Do(func() {
-		path := a.cfg.Binary
-		if path == "" {
-			if path, a.binErr = os.Executable(); a.binErr != nil {
-				return
-			}
-		}
-		a.bin, a.binErr = os.ReadFile(path)
-	})
+	a.binOnce.Do(func() { a.bin, a.binErr = readExecutable(a.cfg.Binary) })
 	return a.bin, a.binErr
 }
 
@@ -172,62 +164,73 @@ func (a *auditor) project(ctx context.Context, project, engineVersion string) ([
 
 	in := activeInputs{cfg: a.cfg, dep: dep, canary: "sba-canary-" + a.auditID + ".example.com",
 		hostAddresses: hostAddresses(a.cfg, dep.IPv6())}
-	vantages := activeVantages(dep, runs, !scoped)
-	// Every vantage and every in-container examination is one job of a
-	// bounded pool: the audit costs about one probe, whatever the runs. On
-	// internal networks the engine holds a probe that asked outside names
-	// for seconds after it is done (its embedded DNS waits out its forward):
-	// when every job fits in one wave, that first probe sets the audit's
-	// length, so the others wait until it has started. With more jobs than
-	// workers the pool sets it, and nobody waits.
+	// The fresh run and every live run are jobs of one bounded pool: the
+	// audit costs about one probe, whatever the runs. On internal networks
+	// the engine holds the fresh-run probe, which asks outside names through
+	// its own embedded DNS, for seconds after it is done, so it goes first
+	// and the others wait until it has started: a busy engine otherwise
+	// takes seconds to start it (measured: 5-7 s with 20 runs in flight),
+	// and its hold then comes on top of everything else.
 	var jobs []func() []report.Check
 	headStart := make(chan struct{})
 	var once sync.Once
 	started := func() { once.Do(func() { close(headStart) }) }
-	for i, v := range vantages {
-		onStart := func() {}
-		if i == 0 {
-			onStart = started
-		}
-		jobs = append(jobs, func() []report.Check { defer onStart(); return a.vantage(ctx, project, in, v, onStart) })
-	}
-	if len(vantages) == 0 {
-		started()
-	}
-	if a.cfg.Wanted(catalogue.SocketAdmin) {
-		pr := a.prober(project)
-		for _, r := range runs {
-			if r.State != nil && r.State.Running {
-				jobs = append(jobs, func() []report.Check { return a.socketChecks(ctx, pr, r) })
-			}
+	if !scoped {
+		fresh := freshVantage(dep)
+		if ps := in.plan(fresh); len(ps) > 0 {
+			jobs = append(jobs, func() []report.Check {
+				defer started()
+				return a.vantage(ctx, project, fresh, ps, nil, started)
+			})
 		}
 	}
-	if len(jobs) > a.cfg.Workers {
+	if len(jobs) == 0 {
 		started()
 	}
-	results := make([][]report.Check, len(jobs))
-	sem := make(chan struct{}, a.cfg.Workers)
-	var wg sync.WaitGroup
-	for i, job := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if i > 0 {
-				select {
-				case <-headStart:
-				case <-ctx.Done():
-				}
-			}
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			results[i] = job()
-		}()
+	for _, r := range runs {
+		if r.State == nil || !r.State.Running {
+			continue
+		}
+		var v *vantage
+		if dep.Restricted(r) {
+			rv := runVantage(r)
+			v = &rv
+		}
+		jobs = append(jobs, func() []report.Check { return a.liveRun(ctx, project, in, r, v) })
 	}
-	wg.Wait()
+	results := runJobs(ctx, jobs, a.cfg.Workers, headStart)
 	for _, r := range results {
 		out = append(out, r...)
 	}
 	return out, dep.Families()
+}
+
+// runJobs runs jobs on workers goroutines that take them in order, so the
+// first job starts first; every other job waits for headStart to close (or
+// ctx to end). Results come back in the jobs' order.
+func runJobs[T any](ctx context.Context, jobs []func() T, workers int, headStart <-chan struct{}) []T {
+	results := make([]T, len(jobs))
+	next := make(chan int, len(jobs))
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(max(workers, 1), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				if i > 0 {
+					select {
+					case <-headStart:
+					case <-ctx.Done():
+					}
+				}
+				results[i] = jobs[i]()
+			}
+		})
+	}
+	wg.Wait()
+	return results
 }
 
 // activeVantages: the fresh run (unless only runs are audited) and every
@@ -256,25 +259,29 @@ func (a *auditor) noteNetworks(d *Deployment) {
 	}
 }
 
-// vantage runs the plan of one vantage point and judges its results.
-func (a *auditor) vantage(ctx context.Context, project string, in activeInputs, v vantage, onStart func()) []report.Check {
-	ps := in.plan(v)
-	if len(ps) == 0 {
-		return nil
-	}
+// vantage judges the plan of one vantage point: from first, the report of
+// a probe that already ran it, else from a probe container; what comes out
+// inconclusive is probed again from a probe container.
+func (a *auditor) vantage(ctx context.Context, project string, v vantage, ps []Probe, first *probes.Report, onStart func()) []report.Check {
 	start := time.Now()
-	image, err := a.probeImage(ctx)
-	var checks []report.Check
-	if err == nil {
-		pr := a.prober(project)
-		pr.image, pr.onStart = image, onStart
-		if v.Run != nil {
-			pr.probeDNS = "" // a joined namespace keeps the run's own resolver
-		}
-		checks, err = judgeWithRetries(v.Name, ps, a.cfg.Retries, func(sub []Probe) (probes.Report, error) {
-			return pr.run(ctx, v, planOf(sub, a.cfg.Timeout))
-		})
+	pr := a.prober(project)
+	pr.onStart = onStart
+	if v.Run != nil {
+		pr.probeDNS = "" // a joined namespace keeps the run's own resolver
 	}
+	checks, err := judgeWithRetries(v.Name, ps, a.cfg.Retries, func(sub []Probe) (probes.Report, error) {
+		if first != nil {
+			rep := *first
+			first = nil
+			return rep, nil
+		}
+		image, err := a.probeImage(ctx)
+		if err != nil {
+			return probes.Report{}, err
+		}
+		pr.image = image
+		return pr.run(ctx, v, planOf(sub, a.cfg.Timeout))
+	})
 	if err != nil {
 		checks = []report.Check{{ID: catalogue.AuditProbe, Status: report.Error, Vantage: v.Name,
 			Target: "probe container", Expected: "probe runs and reports", Observed: err.Error(),

@@ -1,19 +1,13 @@
 package checks
 
 import (
-	"archive/tar"
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 	"github.com/ssebench-audit/ssebench-audit/probes"
@@ -55,81 +49,10 @@ func socketPlan(paths []string, timeout time.Duration) probes.Plan {
 	return p
 }
 
-// inContainer runs a plan inside a run container as each of users, from a
-// copy of the tool's binary: one exec as root, in which the probe runs the
-// plan as each user (resolving names in the run's own /etc/passwd) and then
-// removes the copies. A second exec removes them when the first could not.
-func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse, bin []byte, plan probes.Plan, users []string) (probes.MultiReport, error) {
-	planJSON, err := json.Marshal(plan)
-	if err != nil {
-		return probes.MultiReport{}, err
-	}
-	binPath := "/" + copiedPrefix + "probe-" + pr.auditID
-	planPath := "/" + copiedPrefix + "plan-" + pr.auditID + ".json"
-	// Copy to the root: it exists in every image, /tmp does not.
-	if err := pr.api.CopyToContainer(ctx, run.ID, "/", filesTar(map[string]tarFile{
-		binPath[1:]: {0o755, bin}, planPath[1:]: {0o444, planJSON}}), container.CopyToContainerOptions{}); err != nil {
-		return probes.MultiReport{}, fmt.Errorf("copying the probe into the run: %w", err)
-	}
-	removed := false
-	defer func() {
-		if removed {
-			return
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-		defer cancel()
-		_, _, _ = pr.exec(rctx, run.ID, "0:0", []string{binPath, "probe", "--remove", binPath, "--remove", planPath})
-	}()
-	cmd := []string{binPath, "probe", "--plan", planPath, "--remove", binPath, "--remove", planPath}
-	for _, u := range users {
-		cmd = append(cmd, "--as", u)
-	}
-	stdout, stderr, err := pr.exec(ctx, run.ID, "0:0", cmd)
-	if err != nil {
-		return probes.MultiReport{}, fmt.Errorf("running the probe: %w", err)
-	}
-	m, err := probes.ParseMultiReport(bytes.NewReader(stdout), maxProbeStdout)
-	if err != nil {
-		return probes.MultiReport{}, fmt.Errorf("the in-container probe: %v (stderr: %s)", err, firstLine(stderr))
-	}
-	removed = m.Removed
-	return m, nil
-}
-
-// exec runs cmd in a container as user and returns its bounded output.
-func (pr *prober) exec(ctx context.Context, id, user string, cmd []string) ([]byte, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*pr.timeout+30*time.Second)
-	defer cancel()
-	created, err := pr.api.ContainerExecCreate(ctx, id, container.ExecOptions{User: user, Cmd: cmd,
-		AttachStdout: true, AttachStderr: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	att, err := pr.api.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer att.Close()
-	go func() { <-ctx.Done(); att.Close() }() // unblock the read on timeout or Ctrl-C
-	var out, errb bytes.Buffer
-	_, _ = stdcopy.StdCopy(probes.NewLimitWriter(&out, maxProbeStdout+1), probes.NewLimitWriter(&errb, maxProbeStderr),
-		io.LimitReader(att.Reader, 2*maxProbeStdout))
-	if ctx.Err() != nil {
-		return nil, nil, fmt.Errorf("interrupted or timed out: %w", ctx.Err())
-	}
-	return out.Bytes(), errb.Bytes(), nil
-}
-
-// socketChecks examines one run's admin socket from inside it.
-func (a *auditor) socketChecks(ctx context.Context, pr *prober, run container.InspectResponse) []report.Check {
+// socketChecks judges one run's admin socket from what the in-container
+// probe reported (m), or from why it could not run (err).
+func socketChecks(run container.InspectResponse, paths []string, m probes.MultiReport, err error, took int64) []report.Check {
 	vantage := "in-container:" + RunName(run)
-	start := time.Now()
-	paths := socketPaths(run)
-	bin, err := a.binary()
-	var m probes.MultiReport
-	if err == nil {
-		m, err = pr.inContainer(ctx, run, bin, socketPlan(paths, a.cfg.Timeout), []string{agentUser, runnerName})
-	}
 	// The users the probe ran as: the agent, and sse-runner where the image
 	// has one.
 	var users []string
@@ -151,7 +74,6 @@ func (a *auditor) socketChecks(ctx context.Context, pr *prober, run container.In
 	if err == nil && len(users) == 0 {
 		err = fmt.Errorf("the probe ran as no user")
 	}
-	took := time.Since(start).Milliseconds()
 	if err != nil {
 		return []report.Check{{ID: catalogue.SocketAdmin, Status: report.Error, Vantage: vantage,
 			Target: strings.Join(paths, ", "), Expected: "probe runs as the agent", Observed: err.Error(),
@@ -233,36 +155,4 @@ func judgeSocket(sp string, old bool, i int, users []string, reps map[string]pro
 		c.Status = report.Pass
 	}
 	return c
-}
-
-type tarFile struct {
-	mode int64
-	data []byte
-}
-
-// filesTar streams a tar of files: the binary copied into every run is
-// written from the one shared slice, never buffered once per run.
-func filesTar(files map[string]tarFile) io.Reader {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	r, w := io.Pipe()
-	go func() {
-		tw := tar.NewWriter(w)
-		for _, n := range names {
-			f := files[n]
-			if err := tw.WriteHeader(&tar.Header{Name: n, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
-				w.CloseWithError(err)
-				return
-			}
-			if _, err := tw.Write(f.data); err != nil {
-				w.CloseWithError(err)
-				return
-			}
-		}
-		w.CloseWithError(tw.Close())
-	}()
-	return r
 }

@@ -22,12 +22,15 @@ type UserReport struct {
 	Report *Report `json:"report,omitempty"`
 }
 
-// MultiReport is what `probe --as …` prints: one report per user, and
-// whether the copied files were removed.
+// MultiReport is what `probe --as …` prints: one report per user, the
+// report of the network plan run as the exec's own user (when one was
+// given), and whether the copied files were removed.
 type MultiReport struct {
-	Users   []UserReport `json:"users"`
-	Removed bool         `json:"removed"`
-	Error   string       `json:"error,omitempty"`
+	Users        []UserReport `json:"users"`
+	Network      *Report      `json:"network,omitempty"`
+	NetworkError string       `json:"network_error,omitempty"`
+	Removed      bool         `json:"removed"`
+	Error        string       `json:"error,omitempty"`
 }
 
 // maxUserReport bounds what a child run may print.
@@ -93,9 +96,16 @@ func readPasswd(path string) map[string]PasswdEntry {
 	return m
 }
 
-func runChild(ctx context.Context, exe, planFile string, uid, gid int) (Report, error) {
+// childCommand runs the plan as uid:gid with no supplementary groups: the
+// exec as root carries root's (group 0 among them), which the agent has not.
+func childCommand(ctx context.Context, exe, planFile string, uid, gid int) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, exe, "probe", "--plan", planFile)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
+	return cmd
+}
+
+func runChild(ctx context.Context, exe, planFile string, uid, gid int) (Report, error) {
+	cmd := childCommand(ctx, exe, planFile, uid, gid)
 	var out bytes.Buffer
 	cmd.Stdout = NewLimitWriter(&out, maxUserReport+1)
 	cmd.Stderr = io.Discard
@@ -136,12 +146,24 @@ func ParseMultiReport(r io.Reader, max int64) (MultiReport, error) {
 		if u.Report == nil {
 			continue
 		}
-		b, _ := json.Marshal(u.Report)
-		rep, err := ParseReport(bytes.NewReader(b), max)
+		rep, err := revalidate(*u.Report, max)
 		if err != nil {
 			return m, fmt.Errorf("report of %s: %w", u.User, err)
 		}
 		m.Users[i].Report = &rep
 	}
+	if m.Network != nil {
+		rep, err := revalidate(*m.Network, max)
+		if err != nil {
+			return m, fmt.Errorf("network report: %w", err)
+		}
+		m.Network = &rep
+	}
 	return m, nil
+}
+
+// revalidate puts an embedded report through ParseReport's checks.
+func revalidate(r Report, max int64) (Report, error) {
+	b, _ := json.Marshal(r)
+	return ParseReport(bytes.NewReader(b), max)
 }

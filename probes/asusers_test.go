@@ -46,3 +46,13 @@ func TestParseMultiReport(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 }
+
+// The child drops root's supplementary groups: the agent has none of them.
+func TestChildCommandDropsGroups(t *testing.T) {
+	cmd := childCommand(t.Context(), "/x", "/plan", 1000, 1001)
+	c := cmd.SysProcAttr.Credential
+	require.NotNil(t, c)
+	assert.Equal(t, [2]uint32{1000, 1001}, [2]uint32{c.Uid, c.Gid})
+	assert.False(t, c.NoSetGroups, "setgroups is called")
+	assert.Empty(t, c.Groups, "with no groups")
+}

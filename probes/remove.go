@@ -17,6 +17,21 @@ import (
 // directory is refused by unlink(2) itself. A symbolic link is removed,
 // never its target. The errors of all paths are joined.
 func RemoveFiles(paths []string, prefix string) error {
+	if err := checkCopied(paths, prefix); err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range paths {
+		if err := syscall.Unlink(p); err != nil && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, &os.PathError{Op: "remove", Path: p, Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkCopied refuses paths that cannot be what the audit copied: a last
+// element, taken literally, that does not start with prefix.
+func checkCopied(paths []string, prefix string) error {
 	if prefix == "" {
 		return errors.New("remove: empty prefix")
 	}
@@ -26,11 +41,5 @@ func RemoveFiles(paths []string, prefix string) error {
 			return fmt.Errorf("remove: refusing %q: its name does not start with %q", p, prefix)
 		}
 	}
-	var errs []error
-	for _, p := range paths {
-		if err := syscall.Unlink(p); err != nil && !errors.Is(err, syscall.ENOENT) {
-			errs = append(errs, &os.PathError{Op: "remove", Path: p, Err: err})
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }

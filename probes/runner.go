@@ -119,6 +119,40 @@ func Execute(ctx context.Context, planJSON []byte, out io.Writer) error {
 	return json.NewEncoder(out).Encode(rep)
 }
 
+// ReadPlanFile reads a plan file, at most MaxPlanBytes of it.
+func ReadPlanFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxPlanBytes {
+		return nil, fmt.Errorf("plan: larger than %d bytes", MaxPlanBytes)
+	}
+	return data, nil
+}
+
+// RunPlanFile reads, parses and runs a plan file in this process.
+func RunPlanFile(ctx context.Context, path string) (Report, error) {
+	data, err := ReadPlanFile(path)
+	if err != nil {
+		return Report{}, err
+	}
+	p, err := parsePlan(data)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Run(ctx, p)
+	if rep.Results == nil {
+		rep.Results = []Result{}
+	}
+	return rep, nil
+}
+
 // parsePlan decodes strictly: a field this probe does not know means the
 // host and the probe image disagree, which must not pass silently.
 func parsePlan(data []byte) (Plan, error) {

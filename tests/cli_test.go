@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,7 +123,25 @@ func TestInterruptLeavesNothing(t *testing.T) {
 			assert.Contains(t, out.String(), "interrupted", "the partial report says so")
 		}
 		assert.Zero(t, probesOf(t, d.Project), "%s after %s left probe containers", tc.sig, tc.delay)
+		assertNothingCopiedLeft(t, d, fmt.Sprint(tc.sig, " after ", tc.delay))
+		assertNoProbeRunning(t, d, fmt.Sprint(tc.sig, " after ", tc.delay))
 	}
+
+	// Interrupted while its probe runs inside a run, with probe timeouts
+	// that outlast the audit's own cleanup: that probe is stopped too.
+	args := append([]string{"audit", "--format", "json", "--project", d.Project}, worldArgs(port)...)
+	cmd := exec.Command(binary, append(args, "--timeout", "15s")...)
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(time.Minute)
+	for !probeRunning(t, d) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.True(t, probeRunning(t, d), "the audit's probe ran in a run")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	_ = cmd.Wait()
+	assert.Zero(t, probesOf(t, d.Project))
+	assertNothingCopiedLeft(t, d, "interrupted in a run")
+	assertNoProbeRunning(t, d, "interrupted in a run")
 }
 
 // `cleanup` removes what a crashed (SIGKILLed) audit left behind.
@@ -144,6 +163,25 @@ func TestCleanupAfterCrash(t *testing.T) {
 	r := runTool(t, nil, "cleanup", "--project", d.Project)
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "removed")
+	assert.Zero(t, probesOf(t, d.Project))
+
+	// Killed while its probe runs inside the run, with timeouts that keep
+	// that probe going: its copies and the probe itself are left, and
+	// cleanup stops the one and removes the others.
+	cmd = exec.Command(binary, append(args, "--timeout", "30s")...)
+	require.NoError(t, cmd.Start())
+	deadline = time.Now().Add(time.Minute)
+	for !probeRunning(t, d) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.True(t, probeRunning(t, d), "the crash left a probe running in the run")
+	r = runTool(t, nil, "cleanup", "--project", d.Project)
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "removed 3 files copied into runs")
+	assertNoProbeRunning(t, d, "after cleanup")
+	assertNothingCopiedLeft(t, d, "after cleanup")
 	assert.Zero(t, probesOf(t, d.Project))
 }
 

@@ -171,7 +171,7 @@ func assertNoStateChanges(t *testing.T, d *fixtures.Deployment) {
 }
 
 // assertNothingCopiedLeft: the in-container probe removed its copies.
-func assertNothingCopiedLeft(t *testing.T, d *fixtures.Deployment) {
+func assertNothingCopiedLeft(t *testing.T, d *fixtures.Deployment, when ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -179,7 +179,7 @@ func assertNothingCopiedLeft(t *testing.T, d *fixtures.Deployment) {
 		changes, err := api.ContainerDiff(ctx, run.ID)
 		require.NoError(t, err)
 		for _, ch := range changes {
-			assert.False(t, strings.HasPrefix(ch.Path, "/.sba-"), "%s still has %s", run.Name, ch.Path)
+			assert.False(t, strings.HasPrefix(ch.Path, "/.sba-"), "%s still has %s %s", run.Name, ch.Path, strings.Join(when, " "))
 		}
 	}
 }

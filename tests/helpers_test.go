@@ -105,15 +105,24 @@ func runTool(t *testing.T, env []string, args ...string) result {
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 
-// checks returns the project's checks with id (any target, any vantage).
+// checksOf returns the project's checks with id (any target, any vantage).
 func checksOf(r *report.Report, project, id string) []report.Check {
+	return projectChecks(r, project, func(c report.Check) bool { return c.ID == id })
+}
+
+// checksOfVantage returns the project's checks from one vantage point.
+func checksOfVantage(r *report.Report, project, vantage string) []report.Check {
+	return projectChecks(r, project, func(c report.Check) bool { return c.Vantage == vantage })
+}
+
+func projectChecks(r *report.Report, project string, keep func(report.Check) bool) []report.Check {
 	var out []report.Check
 	for _, p := range r.Projects {
 		if p.Name != project {
 			continue
 		}
 		for _, c := range p.Checks {
-			if c.ID == id {
+			if keep(c) {
 				out = append(out, c)
 			}
 		}

@@ -15,7 +15,7 @@ func newCleanupCmd() *cobra.Command {
 	var images bool
 	cmd := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Remove every leftover audit probe container (by label)",
+		Short: "Remove what crashed audits left: probe containers (by label) and files copied into runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			api, err := dockerClient()
@@ -33,6 +33,15 @@ func newCleanupCmd() *cobra.Command {
 				n, err = checks.Sweep(ctx, api, auditID)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d probe containers\n", n)
+			if err != nil {
+				return err
+			}
+			var projects []string
+			if project != "" {
+				projects = []string{project}
+			}
+			n, err = checks.SweepCopies(ctx, api, projects, auditID, "")
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d files copied into runs\n", n)
 			if err != nil || !images {
 				return err
 			}

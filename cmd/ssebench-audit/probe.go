@@ -1,21 +1,17 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ssebench-audit/ssebench-audit/probes"
 )
 
-// maxPlanBytes bounds the plan file a probe container reads.
-const maxPlanBytes = 4 << 20
-
 // newProbeCmd is what runs inside probe containers (hidden: not for users).
 func newProbeCmd() *cobra.Command {
-	var planFile string
+	var planFile, networkPlan string
 	var remove, as []string
 	cmd := &cobra.Command{
 		Use:    "probe",
@@ -24,13 +20,31 @@ func newProbeCmd() *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(as) > 0 {
-				// In a run container, as root: the plan as each agent-side
-				// user, then the copies removed, in one exec.
+				// In a run container, as root: the network plan as root
+				// while the plan runs as each agent-side user, then the
+				// copies removed, in one exec.
 				exe, err := os.Executable()
 				if err != nil {
 					exe = os.Args[0]
 				}
+				var network probes.Report
+				var networkErr error
+				var wg sync.WaitGroup
+				if networkPlan != "" {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						network, networkErr = probes.RunPlanFile(cmd.Context(), networkPlan)
+					}()
+				}
 				m := probes.RunAs(cmd.Context(), exe, planFile, as, "/etc/passwd")
+				wg.Wait()
+				switch {
+				case networkErr != nil:
+					m.NetworkError = networkErr.Error()
+				case networkPlan != "":
+					m.Network = &network
+				}
 				if len(remove) > 0 {
 					if err := probes.RemoveFiles(remove, ".sba-"); err != nil {
 						m.Error = err.Error()
@@ -41,25 +55,22 @@ func newProbeCmd() *cobra.Command {
 				return probes.WriteMulti(cmd.OutOrStdout(), m)
 			}
 			if len(remove) > 0 {
-				// What the in-container vantage copied into a run, and nothing else.
+				// What the in-container vantage copied into a run, and
+				// nothing else: the files, and a probe still running them.
+				if _, err := probes.StopCopies("/proc", remove, ".sba-"); err != nil {
+					return err
+				}
 				return probes.RemoveFiles(remove, ".sba-")
 			}
-			f, err := os.Open(planFile)
+			plan, err := probes.ReadPlanFile(planFile)
 			if err != nil {
 				return err
-			}
-			defer f.Close()
-			plan, err := io.ReadAll(io.LimitReader(f, maxPlanBytes+1))
-			if err != nil {
-				return err
-			}
-			if len(plan) > maxPlanBytes {
-				return fmt.Errorf("plan larger than %d bytes", maxPlanBytes)
 			}
 			return probes.Execute(cmd.Context(), plan, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&planFile, "plan", "/plan.json", "the plan to run")
+	cmd.Flags().StringVar(&networkPlan, "network-plan", "", "with --as: also run this plan as the exec's own user (a live run's network checks)")
 	cmd.Flags().StringArrayVar(&remove, "remove", nil, "remove these files copied by the audit (names starting .sba-)")
 	cmd.Flags().StringArrayVar(&as, "as", nil, "run the plan as this user (uid:gid or a name in /etc/passwd), repeatable; needs root")
 	return cmd

@@ -1,0 +1,118 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/docker/docker/api/types/container"
+)
+
+// copiedName matches what an audit copies into a run (incontainer.go):
+// /.sba-probe-<audit id>, /.sba-plan-<audit id>.json, /.sba-net-<audit id>.json.
+var copiedName = regexp.MustCompile(`^/\.sba-(?:probe|plan|net)-([0-9a-f]{12})(?:\.json)?$`)
+
+// SweepCopies removes from the live runs of projects (of every project when
+// none is given) the files an audit copied in and a crash left there: an
+// audit killed between its copy and its exec. With auditID, only that
+// audit's. A fresh copy of this executable does the removing, and stops a
+// left probe still running; it returns how many files were removed.
+func SweepCopies(ctx context.Context, api Docker, projects []string, auditID, binary string) (int, error) {
+	if len(projects) == 0 {
+		var err error
+		if projects, err = Projects(ctx, api); err != nil {
+			return 0, err
+		}
+	}
+	var bin []byte
+	// The remover is named as an audit's probe, so a cleanup that dies in
+	// turn leaves nothing the next one cannot find.
+	pr := &prober{api: api, auditID: NewAuditID(), timeout: DefaultTimeout}
+	total := 0
+	var errs []error
+	for _, p := range projects {
+		dep, err := Discover(ctx, api, p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, run := range dep.Runs {
+			if run.State == nil || !run.State.Running {
+				continue
+			}
+			left, err := copiesIn(ctx, api, run.ID, auditID)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if len(left) == 0 {
+				continue
+			}
+			if bin == nil {
+				if bin, err = readExecutable(binary); err != nil {
+					return total, err
+				}
+			}
+			if err := pr.removeCopies(ctx, run, bin, left); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", RunName(run), err))
+				continue
+			}
+			total += len(left)
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// differ is the part of the Docker API copiesIn needs.
+type differ interface {
+	ContainerDiff(ctx context.Context, containerID string) ([]container.FilesystemChange, error)
+}
+
+// copiesIn lists the copied files at the root of a container, from its
+// changes against its image.
+func copiesIn(ctx context.Context, api differ, id, auditID string) ([]string, error) {
+	changes, err := api.ContainerDiff(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range changes {
+		m := copiedName.FindStringSubmatch(c.Path)
+		if m != nil && c.Kind != container.ChangeDelete && (auditID == "" || m[1] == auditID) {
+			out = append(out, c.Path)
+		}
+	}
+	return out, nil
+}
+
+// removeCopies copies the binary in under a name of its own and runs it,
+// as root, to stop the left probes and remove their files and itself.
+func (pr *prober) removeCopies(ctx context.Context, run container.InspectResponse, bin []byte, paths []string) error {
+	self := "/" + copiedPrefix + "probe-" + pr.auditID
+	if err := pr.api.CopyToContainer(ctx, run.ID, "/", filesTar(map[string]tarFile{self[1:]: {0o755, bin}}),
+		container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("copying the remover in: %w", err)
+	}
+	cmd := []string{self, "probe"}
+	for _, p := range append(paths, self) {
+		cmd = append(cmd, "--remove", p)
+	}
+	_, stderr, err := pr.exec(ctx, run.ID, "0:0", cmd)
+	if err == nil && len(stderr) > 0 {
+		err = errors.New(firstLine(stderr))
+	}
+	return err
+}
+
+func readExecutable(path string) ([]byte, error) {
+	if path == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		path = exe
+	}
+	return os.ReadFile(path)
+}
