@@ -60,13 +60,15 @@ func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse
 	if err := ctx.Err(); err != nil {
 		return probes.MultiReport{}, fmt.Errorf("interrupted: %w", err) // nothing copied, nothing to remove
 	}
-	// Copy to the root: it exists in every image, /tmp does not.
-	copyErr := pr.api.CopyToContainer(ctx, run.ID, "/", filesTar(files), container.CopyToContainerOptions{})
-	if copyErr != nil && ctx.Err() == nil {
-		return probes.MultiReport{}, fmt.Errorf("copying the probe into the run: %w", copyErr)
+	// Copy to the root: it exists in every image, /tmp does not. Ctrl-C
+	// does not cut a copy short: the engine would still complete it, maybe
+	// after the removal below, so the copy runs to its end and is removed.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	err := pr.api.CopyToContainer(cctx, run.ID, "/", filesTar(files), container.CopyToContainerOptions{})
+	cancel()
+	if err != nil {
+		return probes.MultiReport{}, fmt.Errorf("copying the probe into the run: %w", err)
 	}
-	// From here on the copies may exist, also when Ctrl-C cut the copy
-	// short: the engine may still have completed it.
 	removed := false
 	defer func() {
 		if removed {
@@ -80,8 +82,8 @@ func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse
 		}
 		_, _, _ = pr.exec(rctx, run.ID, "0:0", rm)
 	}()
-	if copyErr != nil {
-		return probes.MultiReport{}, fmt.Errorf("copying the probe into the run: %w", copyErr)
+	if err := ctx.Err(); err != nil {
+		return probes.MultiReport{}, fmt.Errorf("interrupted: %w", err)
 	}
 	stdout, stderr, err := pr.exec(ctx, run.ID, "0:0", cmd)
 	if err != nil {
