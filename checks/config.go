@@ -37,10 +37,21 @@ type Config struct {
 	// networks, hardening, own-namespace and in-container checks.
 	RunID string
 
+	// LiveRunProbe is how a live run's network checks are made: LiveRunExec
+	// (in the exec the in-container check makes anyway, the default) or
+	// LiveRunContainer (a probe container joined to the run's namespace).
+	LiveRunProbe string
+
 	Binary      string // the tool's own executable (for the probe image)
 	ToolVersion string
 	Workers     int // live runs audited at once
 }
+
+// The values of Config.LiveRunProbe.
+const (
+	LiveRunExec      = "exec"
+	LiveRunContainer = "container"
+)
 
 // Built-in defaults: public endpoints, for audits of real hosts. Tests and the
 // demo always pass their own.
@@ -88,6 +99,9 @@ func (c Config) WithDefaults() Config {
 	if c.Workers <= 0 {
 		c.Workers = 8
 	}
+	if c.LiveRunProbe == "" {
+		c.LiveRunProbe = LiveRunExec
+	}
 	return c
 }
 
@@ -118,6 +132,9 @@ func (c Config) Validate() error {
 	}
 	if c.ProbeDNS != "" && net.ParseIP(c.ProbeDNS) == nil {
 		return fmt.Errorf("invalid --probe-dns %q", c.ProbeDNS)
+	}
+	if c.LiveRunProbe != LiveRunExec && c.LiveRunProbe != LiveRunContainer {
+		return fmt.Errorf("invalid --live-run-probe %q (want %s or %s)", c.LiveRunProbe, LiveRunExec, LiveRunContainer)
 	}
 	for _, p := range c.HostPorts {
 		if p < 1 || p > 65535 {

@@ -16,6 +16,7 @@ func TestConfigValidate(t *testing.T) {
 		"bad port":      {Projects: []string{"p"}, HostPorts: []int{70000}},
 		"bad dns":       {Projects: []string{"p"}, DNSServers: []string{"resolver"}},
 		"unknown check": {Projects: []string{"p"}, Only: []string{"egress.nope"}},
+		"bad live-run":  {Projects: []string{"p"}, LiveRunProbe: "ssh"},
 	} {
 		assert.Error(t, c.WithDefaults().Validate(), name)
 	}
@@ -24,6 +25,7 @@ func TestConfigValidate(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	c := Config{Projects: []string{"p"}}.WithDefaults()
 	assert.Equal(t, DefaultProxyTarget, c.ProxyTarget)
+	assert.Equal(t, LiveRunExec, c.LiveRunProbe)
 	assert.Equal(t, DefaultEgressTargets, c.EgressTargets)
 	// A user's own internet target is also what the proxy is asked to reach.
 	c = Config{Projects: []string{"p"}, EgressTargets: []string{"198.51.100.2:80"}}.WithDefaults()

@@ -16,8 +16,9 @@ import (
 // examination needs one exec into the run anyway, and the probe it starts
 // runs the network plan too, as root in the run's namespaces: on the engine
 // that is a fraction of the cost of one more probe container per run.
-// Without that exec (socket.admin not wanted), or when it could not carry
-// the network plan, a probe container joins the run's namespace instead.
+// Without that exec (socket.admin not wanted), when it could not carry the
+// network plan, or when the user asks for it (--live-run-probe container),
+// a probe container joins the run's namespace instead.
 func (a *auditor) liveRun(ctx context.Context, project string, in activeInputs, run container.InspectResponse, v *vantage) []report.Check {
 	var ps []Probe
 	if v != nil {
@@ -32,7 +33,7 @@ func (a *auditor) liveRun(ctx context.Context, project string, in activeInputs, 
 	start := time.Now()
 	paths := socketPaths(run)
 	plans := inRunPlans{users: []string{agentUser, runnerName}, asUsers: socketPlan(paths, a.cfg.Timeout)}
-	if len(ps) > 0 {
+	if len(ps) > 0 && a.cfg.LiveRunProbe == LiveRunExec {
 		np := planOf(ps, a.cfg.Timeout)
 		plans.network = &np
 	}

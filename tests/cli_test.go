@@ -36,6 +36,7 @@ func TestBadInput(t *testing.T) {
 		"unknown check":   {nil, []string{"audit", "--only", "egress.nowhere"}, "unknown check ID"},
 		"bad target":      {nil, []string{"audit", "--egress-target", "no-port"}, "invalid --egress-target"},
 		"bad timeout":     {nil, []string{"audit", "--timeout", "soon"}, "invalid argument"},
+		"bad live-run":    {nil, []string{"audit", "--live-run-probe", "ssh"}, "invalid --live-run-probe"},
 		"no engine":       {[]string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"audit"}, "cannot reach the Docker engine"},
 		"unknown command": {nil, []string{"frobnicate"}, "unknown command"},
 	} {

@@ -36,9 +36,10 @@ func TestLiveRunsProbedInsideTheirExec(t *testing.T) {
 	assertNoProbeRunning(t, d)
 }
 
-// Where nothing can be copied into a run (a read-only root), or the
-// in-container check is not wanted, a probe container joins the run's
-// namespace instead: the network checks are never lost with it.
+// Where nothing can be copied into a run (a read-only root), where the
+// in-container check is not wanted, or where the user asks for it, a probe
+// container joins the run's namespace instead: the network checks are
+// never lost with the exec.
 func TestLiveRunFallsBackToJoinedProbe(t *testing.T) {
 	t.Parallel()
 	d := up(t, fixtures.Options{Runs: 2, ReadOnlyRun: true})
@@ -66,6 +67,17 @@ func TestLiveRunFallsBackToJoinedProbe(t *testing.T) {
 	assert.ElementsMatch(t, []string{"fresh-run", "run:" + readOnly, "run:" + writable}, created)
 	assertVantagePasses(t, r.report, d.Project, "run:"+readOnly)
 	assertVantagePasses(t, r.report, d.Project, "run:"+writable)
+
+	// Asked for, joined probes for every run, and the in-container check
+	// still made where it can be.
+	created = probeContainersCreated(t, d.Project, func() {
+		r = audit(t, d.Project, closedPort(t), "--live-run-probe", "container")
+	})
+	require.NotNil(t, r.report, r.stderr)
+	assert.ElementsMatch(t, []string{"fresh-run", "run:" + readOnly, "run:" + writable}, created)
+	assertVantagePasses(t, r.report, d.Project, "run:"+readOnly)
+	assertVantagePasses(t, r.report, d.Project, "run:"+writable)
+	assertVantagePasses(t, r.report, d.Project, "in-container:"+writable)
 	assertNothingCopiedLeft(t, d)
 }
 

@@ -45,6 +45,9 @@ func (f *auditFlags) register(cmd *cobra.Command, reports bool) {
 	fl.StringArrayVar(&f.cfg.Only, "only", nil, "run only this check ID (repeatable)")
 	fl.StringArrayVar(&f.cfg.Skip, "skip", nil, "skip this check ID (repeatable)")
 	fl.IntVar(&f.cfg.Workers, "workers", 8, "live runs audited at once")
+	fl.StringVar(&f.cfg.LiveRunProbe, "live-run-probe", checks.LiveRunExec, "how a live run's network checks are made: "+
+		checks.LiveRunExec+" (by the probe the in-container check runs in it anyway) or "+checks.LiveRunContainer+
+		" (a probe container joined to its network namespace: slower, nothing but the socket check runs inside)")
 }
 
 // config completes the flags into a validated audit configuration.
