@@ -97,11 +97,15 @@ func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse
 	return m, nil
 }
 
+// execEnv blanks, for the probe, what the run's own environment could set
+// to change how a Go program runs (the exec inherits that environment).
+var execEnv = []string{"GODEBUG=", "GOGC=", "GOMEMLIMIT=", "GOMAXPROCS=", "GOTRACEBACK="}
+
 // exec runs cmd in a container as user and returns its bounded output.
 func (pr *prober) exec(ctx context.Context, id, user string, cmd []string) ([]byte, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*pr.timeout+30*time.Second)
 	defer cancel()
-	created, err := pr.api.ContainerExecCreate(ctx, id, container.ExecOptions{User: user, Cmd: cmd,
+	created, err := pr.api.ContainerExecCreate(ctx, id, container.ExecOptions{User: user, Cmd: cmd, Env: execEnv,
 		AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return nil, nil, err
