@@ -424,12 +424,9 @@ func (a *auditor) probeImage(ctx context.Context) (string, error) {
 // EnsureProbeImage builds the probe image from the tool's executable unless
 // an image with its content-hash tag exists.
 func EnsureProbeImage(ctx context.Context, api images.Builder, binary string) (string, bool, error) {
-	if binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return "", false, err
-		}
-		binary = exe
+	binary, err := executablePath(binary)
+	if err != nil {
+		return "", false, err
 	}
 	return images.Ensure(ctx, api, images.Spec{Repo: "ssebench-audit-probe", Dockerfile: images.ProbeDockerfile,
 		Binary: binary, Labels: map[string]string{LabelProbe: "image"}})

@@ -95,24 +95,21 @@ func (pr *prober) removeCopies(ctx context.Context, run container.InspectRespons
 		container.CopyToContainerOptions{}); err != nil {
 		return fmt.Errorf("copying the remover in: %w", err)
 	}
-	cmd := []string{self, "probe"}
-	for _, p := range append(paths, self) {
-		cmd = append(cmd, "--remove", p)
+	return pr.execRemove(ctx, run.ID, self, append(paths, self))
+}
+
+// executablePath is path, or this process's own executable when empty.
+func executablePath(path string) (string, error) {
+	if path != "" {
+		return path, nil
 	}
-	_, stderr, err := pr.exec(ctx, run.ID, "0:0", cmd)
-	if err == nil && len(stderr) > 0 {
-		err = errors.New(firstLine(stderr))
-	}
-	return err
+	return os.Executable()
 }
 
 func readExecutable(path string) ([]byte, error) {
-	if path == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		path = exe
+	path, err := executablePath(path)
+	if err != nil {
+		return nil, err
 	}
 	return os.ReadFile(path)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -76,11 +77,7 @@ func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 		defer cancel()
-		rm := []string{binPath, "probe"}
-		for _, p := range copied {
-			rm = append(rm, "--remove", p)
-		}
-		_, _, _ = pr.exec(rctx, run.ID, "0:0", rm)
+		_ = pr.execRemove(rctx, run.ID, binPath, copied)
 	}()
 	if err := ctx.Err(); err != nil {
 		return probes.MultiReport{}, fmt.Errorf("interrupted: %w", err)
@@ -95,6 +92,20 @@ func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse
 	}
 	removed = m.Removed
 	return m, nil
+}
+
+// execRemove runs, as root, the copied probe at self to stop the probes
+// still running any of paths and to remove paths (self among them).
+func (pr *prober) execRemove(ctx context.Context, id, self string, paths []string) error {
+	cmd := []string{self, "probe"}
+	for _, p := range paths {
+		cmd = append(cmd, "--remove", p)
+	}
+	_, stderr, err := pr.exec(ctx, id, "0:0", cmd)
+	if err == nil && len(stderr) > 0 {
+		err = errors.New(firstLine(stderr))
+	}
+	return err
 }
 
 // execEnv blanks, for the probe, what the run's own environment could set
