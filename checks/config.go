@@ -161,6 +161,13 @@ func (c Config) Validate() error {
 }
 
 // Wanted says whether check id is to be run under --only/--skip.
+// NetworkInExec says whether a live run's network plan is meant to ride on
+// the exec the in-container check makes: only when that check is wanted
+// (no exec otherwise) and the user did not ask for joined probe containers.
+func (c Config) NetworkInExec() bool {
+	return c.LiveRunProbe == LiveRunExec && c.Wanted(catalogue.SocketAdmin)
+}
+
 func (c Config) Wanted(id string) bool {
 	for _, s := range c.Skip {
 		if s == id {

@@ -33,7 +33,7 @@ func (a *auditor) liveRun(ctx context.Context, project string, in activeInputs, 
 	start := time.Now()
 	paths := socketPaths(run)
 	plans := inRunPlans{users: []string{agentUser, runnerName}, asUsers: socketPlan(paths, a.cfg.Timeout)}
-	if len(ps) > 0 && a.cfg.LiveRunProbe == LiveRunExec {
+	if len(ps) > 0 && a.cfg.NetworkInExec() {
 		np := planOf(ps, a.cfg.Timeout)
 		plans.network = &np
 	}

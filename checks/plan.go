@@ -13,8 +13,20 @@ type VantagePlan struct {
 	Vantage     string         `json:"vantage"`
 	NetworkMode string         `json:"network_mode"`  // as `docker run --network`
 	DNS         string         `json:"dns,omitempty"` // as `docker run --dns`
+	Via         string         `json:"via"`           // ViaProbeContainer or ViaRunExec
 	Checks      []PlannedCheck `json:"checks"`
 }
+
+// How a vantage point's probes would be sent.
+const (
+	// ViaProbeContainer: a probe container of the audit's own, on the
+	// agents network or joined to the run's network namespace.
+	ViaProbeContainer = "probe-container"
+	// ViaRunExec: the probe the in-container check execs into the run; if
+	// that exec cannot carry the plan (nothing can be copied into the
+	// run), a joined probe container takes it over.
+	ViaRunExec = "run-exec"
+)
 
 // PlannedCheck is one check on one target and the probe tasks behind it.
 type PlannedCheck struct {
@@ -47,9 +59,12 @@ func Plan(ctx context.Context, api Docker, cfg Config) ([]VantagePlan, error) {
 		}
 		in := activeInputs{cfg: cfg, dep: dep, canary: "sba-canary-plan.example.com", hostAddresses: hostAddresses(cfg, dep.IPv6())}
 		for _, v := range activeVantages(dep, dep.Runs, true) {
-			vp := VantagePlan{Project: p, Vantage: v.Name, NetworkMode: AgentsName(p), DNS: cfg.ProbeDNS}
+			vp := VantagePlan{Project: p, Vantage: v.Name, NetworkMode: AgentsName(p), DNS: cfg.ProbeDNS, Via: ViaProbeContainer}
 			if v.Run != nil {
 				vp.NetworkMode, vp.DNS = "container:"+v.Run.ID, ""
+				if cfg.NetworkInExec() {
+					vp.Via = ViaRunExec
+				}
 			}
 			for _, pr := range in.plan(v) {
 				vp.Checks = append(vp.Checks, PlannedCheck{ID: pr.Check, Target: pr.Target, Tasks: pr.Tasks})

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 	"github.com/ssebench-audit/ssebench-audit/report"
@@ -79,6 +81,29 @@ func TestLiveRunFallsBackToJoinedProbe(t *testing.T) {
 	assertVantagePasses(t, r.report, d.Project, "run:"+writable)
 	assertVantagePasses(t, r.report, d.Project, "in-container:"+writable)
 	assertNothingCopiedLeft(t, d)
+
+	// `plan` tells the same story before anything is sent.
+	assert.Equal(t, map[string]string{"fresh-run": checks.ViaProbeContainer,
+		"run:" + readOnly: checks.ViaRunExec, "run:" + writable: checks.ViaRunExec}, planVia(t, d.Project))
+	joined := map[string]string{"fresh-run": checks.ViaProbeContainer,
+		"run:" + readOnly: checks.ViaProbeContainer, "run:" + writable: checks.ViaProbeContainer}
+	assert.Equal(t, joined, planVia(t, d.Project, "--skip", catalogue.SocketAdmin))
+	assert.Equal(t, joined, planVia(t, d.Project, "--live-run-probe", "container"))
+}
+
+// planVia runs `plan` and returns how each vantage point would be probed.
+func planVia(t *testing.T, project string, extra ...string) map[string]string {
+	t.Helper()
+	r := runTool(t, nil, append(append([]string{"plan", "--project", project}, worldArgs(closedPort(t))...), extra...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var plans []checks.VantagePlan
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &plans), r.stdout)
+	via := map[string]string{}
+	for _, vp := range plans {
+		assert.NotEmpty(t, vp.Checks, vp.Vantage)
+		via[vp.Vantage] = vp.Via
+	}
+	return via
 }
 
 // probeContainersCreated returns the vantage label of every probe
