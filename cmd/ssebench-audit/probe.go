@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -20,38 +19,13 @@ func newProbeCmd() *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(as) > 0 {
-				// In a run container, as root: the network plan as root
-				// while the plan runs as each agent-side user, then the
-				// copies removed, in one exec.
+				// In a run container, as root: everything in one exec.
 				exe, err := os.Executable()
 				if err != nil {
 					exe = os.Args[0]
 				}
-				var network probes.Report
-				var networkErr error
-				var wg sync.WaitGroup
-				if networkPlan != "" {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						network, networkErr = probes.RunPlanFile(cmd.Context(), networkPlan)
-					}()
-				}
-				m := probes.RunAs(cmd.Context(), exe, planFile, as, "/etc/passwd")
-				wg.Wait()
-				switch {
-				case networkErr != nil:
-					m.NetworkError = networkErr.Error()
-				case networkPlan != "":
-					m.Network = &network
-				}
-				if len(remove) > 0 {
-					if err := probes.RemoveFiles(remove, ".sba-"); err != nil {
-						m.Error = err.Error()
-					} else {
-						m.Removed = true
-					}
-				}
+				m := probes.InRun{Exe: exe, Plan: planFile, Users: as, Passwd: "/etc/passwd",
+					NetworkPlan: networkPlan, Remove: remove}.Run(cmd.Context())
 				return probes.WriteMulti(cmd.OutOrStdout(), m)
 			}
 			if len(remove) > 0 {
