@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/probes"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
@@ -54,12 +54,9 @@ func readSummary(dir string) (summary, error) {
 		return s, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSummary+1))
+	b, err := probes.ReadAtMost(f, maxSummary)
 	if err != nil {
-		return s, err
-	}
-	if len(b) > maxSummary {
-		return s, errors.New("summary.json is larger than 4 MiB")
+		return s, fmt.Errorf("summary.json: %w", err)
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("summary.json: %w", err)

@@ -127,12 +127,9 @@ func WriteMulti(w io.Writer, m MultiReport) error {
 // strictly, validating each user's report as ParseReport does.
 func ParseMultiReport(r io.Reader, max int64) (MultiReport, error) {
 	var m MultiReport
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	data, err := ReadAtMost(r, max)
 	if err != nil {
-		return m, err
-	}
-	if int64(len(data)) > max {
-		return m, fmt.Errorf("report larger than %d bytes", max)
+		return m, fmt.Errorf("report: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -1,6 +1,11 @@
 package probes
 
-import "io"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
 
 // LimitWriter keeps the first n bytes written to it and drops the rest,
 // always reporting success: a peer that talks too much cannot block or fail
@@ -24,4 +29,25 @@ func (l *LimitWriter) Write(p []byte) (int, error) {
 		return n, err
 	}
 	return len(p), nil
+}
+
+// ReadAtMost reads all of r if it holds at most max bytes, and fails
+// otherwise: everything a container or a run wrote is read this way, so a
+// peer that talks too much costs max+1 bytes, never more.
+func ReadAtMost(r io.Reader, max int64) ([]byte, error) {
+	if max <= 0 {
+		return nil, errors.New("max must be positive")
+	}
+	limit := max
+	if limit < math.MaxInt64 {
+		limit++ // one byte more tells "too long" from "exactly max"
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("more than %d bytes", max)
+	}
+	return data, nil
 }

@@ -19,3 +19,20 @@ func TestLimitWriter(t *testing.T) {
 	assert.Equal(t, 6, n, "the writer never fails a talkative peer")
 	assert.Equal(t, "01234", b.String())
 }
+
+func TestReadAtMost(t *testing.T) {
+	data, err := ReadAtMost(strings.NewReader("12345"), 5)
+	require.NoError(t, err, "exactly max is allowed")
+	assert.Equal(t, "12345", string(data))
+
+	_, err = ReadAtMost(strings.NewReader("123456"), 5)
+	assert.EqualError(t, err, "more than 5 bytes")
+
+	r := strings.NewReader(strings.Repeat("x", 1<<20))
+	_, err = ReadAtMost(r, 5)
+	assert.Error(t, err)
+	assert.Equal(t, int64(1<<20-6), int64(r.Len()), "a peer that talks too much costs max+1 bytes")
+
+	_, err = ReadAtMost(strings.NewReader(""), 0)
+	assert.Error(t, err)
+}

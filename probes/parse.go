@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 )
 
 // knownOutcomes are the outcomes a probe may report.
@@ -21,19 +20,9 @@ var knownOutcomes = map[Outcome]bool{
 // namespace with an agent.
 func ParseReport(r io.Reader, max int64) (Report, error) {
 	var rep Report
-	if max <= 0 {
-		return rep, errors.New("report: max must be positive")
-	}
-	limit := max
-	if limit < math.MaxInt64 {
-		limit++ // one byte more tells "too long" from "exactly max"
-	}
-	data, err := io.ReadAll(io.LimitReader(r, limit))
+	data, err := ReadAtMost(r, max)
 	if err != nil {
 		return rep, fmt.Errorf("report: %w", err)
-	}
-	if int64(len(data)) > max {
-		return rep, fmt.Errorf("report: more than %d bytes", max)
 	}
 	if err := decodeStrict(data, &rep); err != nil {
 		return Report{}, fmt.Errorf("report: %w", err)

@@ -2,7 +2,6 @@ package probes
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -23,19 +22,9 @@ type PasswdEntry struct {
 // (not 7 fields, an empty name, an id that is not a decimal uint32) are
 // skipped; the first entry of a name wins, as getpwnam(3) does.
 func ParsePasswd(r io.Reader, max int64) (map[string]PasswdEntry, error) {
-	if max <= 0 {
-		return nil, errors.New("passwd: max must be positive")
-	}
-	limit := max
-	if limit < math.MaxInt64 {
-		limit++
-	}
-	data, err := io.ReadAll(io.LimitReader(r, limit))
+	data, err := ReadAtMost(r, max)
 	if err != nil {
 		return nil, fmt.Errorf("passwd: %w", err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("passwd: more than %d bytes", max)
 	}
 	out := make(map[string]PasswdEntry)
 	for len(data) > 0 {

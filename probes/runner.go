@@ -126,12 +126,9 @@ func ReadPlanFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
+	data, err := ReadAtMost(f, MaxPlanBytes)
 	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxPlanBytes {
-		return nil, fmt.Errorf("plan: larger than %d bytes", MaxPlanBytes)
+		return nil, fmt.Errorf("plan: %w", err)
 	}
 	return data, nil
 }
