@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,8 +31,10 @@ func TestRunAsUnknownUser(t *testing.T) {
 	assert.Nil(t, m.Users[0].Report)
 }
 
+const goodMulti = `{"users":[{"user":"1000:1000","uid":1000,"gid":1000,"report":{"version":"v","results":[{"id":"a","kind":"unix","outcome":"denied","duration_ms":1}],"uid":1000,"gid":1000}},{"user":"sse-runner","uid":0,"gid":0,"error":"no such user"}],"removed":true}`
+
 func TestParseMultiReport(t *testing.T) {
-	good := `{"users":[{"user":"1000:1000","uid":1000,"gid":1000,"report":{"version":"v","results":[{"id":"a","kind":"unix","outcome":"denied","duration_ms":1}],"uid":1000,"gid":1000}},{"user":"sse-runner","uid":0,"gid":0,"error":"no such user"}],"removed":true}`
+	good := goodMulti
 	m, err := ParseMultiReport(strings.NewReader(good), 1<<20)
 	require.NoError(t, err)
 	assert.True(t, m.Removed)
@@ -55,4 +58,37 @@ func TestChildCommandDropsGroups(t *testing.T) {
 	assert.Equal(t, [2]uint32{1000, 1001}, [2]uint32{c.Uid, c.Gid})
 	assert.False(t, c.NoSetGroups, "setgroups is called")
 	assert.Empty(t, c.Groups, "with no groups")
+}
+
+// What an exec into a run prints is written by a process the agent may
+// control: whatever it says, an accepted report holds what ParseReport
+// promises, in every user's report and in the network report.
+func FuzzParseMultiReport(f *testing.F) {
+	for _, s := range []string{
+		goodMulti,
+		strings.Replace(goodMulti, `"removed":true`, `"network":`+newReport+`,"removed":true`, 1),
+		strings.Replace(goodMulti, `"removed":true`, `"network_error":"x","removed":false,"error":"\ud800"`, 1),
+		`{"users":[{"user":"u","report":{"results":[{"id":"","outcome":"error"}]}}],"removed":true}`,
+		`{"users":null,"network":{"results":[{"id":"a","outcome":"maybe"}]},"removed":true}`,
+		`{"users":[],"removed":true}{}`,
+		`{"users":[{"report":null}],"network":null,"removed":false}`,
+		goodMulti[:90],
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseMultiReport(bytes.NewReader(data), 1<<16)
+		if err != nil {
+			return
+		}
+		for _, u := range m.Users {
+			if u.Report != nil {
+				requireValidReport(t, *u.Report)
+			}
+		}
+		if m.Network != nil {
+			requireValidReport(t, *m.Network)
+		}
+	})
 }

@@ -143,19 +143,7 @@ func FuzzParseReport(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, r := range rep.Results {
-			require.NotEmpty(t, r.ID)
-			require.True(t, knownOutcomes[r.Outcome])
-			if r.HTTP != nil {
-				require.LessOrEqual(t, len(r.HTTP.JSONKeys), MaxJSONKeys)
-				for _, k := range r.HTTP.JSONKeys {
-					require.LessOrEqual(t, len(k), MaxJSONKeyBytes)
-				}
-			}
-			if r.File != nil && r.File.Dir != nil {
-				require.Nil(t, r.File.Dir.Dir)
-			}
-		}
+		requireValidReport(t, rep)
 		// what was accepted survives a round trip
 		b, err := json.Marshal(rep)
 		require.NoError(t, err)
@@ -164,4 +152,22 @@ func FuzzParseReport(f *testing.F) {
 		require.Equal(t, len(rep.Results), len(again.Results))
 		require.Equal(t, rep.UID, again.UID)
 	})
+}
+
+// requireValidReport holds what ParseReport promises of a report it accepts.
+func requireValidReport(t *testing.T, rep Report) {
+	t.Helper()
+	for _, r := range rep.Results {
+		require.NotEmpty(t, r.ID)
+		require.True(t, knownOutcomes[r.Outcome])
+		if r.HTTP != nil {
+			require.LessOrEqual(t, len(r.HTTP.JSONKeys), MaxJSONKeys)
+			for _, k := range r.HTTP.JSONKeys {
+				require.LessOrEqual(t, len(k), MaxJSONKeyBytes)
+			}
+		}
+		if r.File != nil && r.File.Dir != nil {
+			require.Nil(t, r.File.Dir.Dir)
+		}
+	}
 }
