@@ -160,7 +160,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Wanted says whether check id is to be run under --only/--skip.
 // NetworkInExec says whether a live run's network plan is meant to ride on
 // the exec the in-container check makes: only when that check is wanted
 // (no exec otherwise) and the user did not ask for joined probe containers.
@@ -168,6 +167,7 @@ func (c Config) NetworkInExec() bool {
 	return c.LiveRunProbe == LiveRunExec && c.Wanted(catalogue.SocketAdmin)
 }
 
+// Wanted says whether check id is to be run under --only/--skip.
 func (c Config) Wanted(id string) bool {
 	for _, s := range c.Skip {
 		if s == id {
