@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -38,4 +40,14 @@ func TestWanted(t *testing.T) {
 	assert.False(t, c.Wanted("dns.external"))
 	assert.False(t, c.Wanted("egress.host"))
 	assert.True(t, Config{}.Wanted("egress.host"))
+}
+
+// A live run's network plan rides on the in-container exec only where that
+// exec happens and the user did not ask for joined probe containers.
+func TestNetworkInExec(t *testing.T) {
+	assert.True(t, Config{}.WithDefaults().NetworkInExec(), "the default")
+	assert.False(t, Config{LiveRunProbe: LiveRunContainer}.NetworkInExec())
+	assert.False(t, Config{LiveRunProbe: LiveRunExec, Skip: []string{catalogue.SocketAdmin}}.NetworkInExec())
+	assert.False(t, Config{LiveRunProbe: LiveRunExec, Only: []string{catalogue.DNSExternal}}.NetworkInExec())
+	assert.True(t, Config{LiveRunProbe: LiveRunExec, Only: []string{catalogue.SocketAdmin}}.NetworkInExec())
 }
