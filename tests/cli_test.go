@@ -115,11 +115,17 @@ func TestInterruptLeavesNothing(t *testing.T) {
 		time.Sleep(tc.delay)
 		require.NoError(t, cmd.Process.Signal(tc.sig))
 		err := cmd.Wait()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s after %s: the audit cannot pass", tc.sig, tc.delay)
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == tc.sig {
+			// On a loaded machine the signal can come while the Go runtime
+			// and the packages' init still run, before main asks for it:
+			// the process then dies of it, as any program would, having
+			// done nothing (seen at 63 ms with the cores busy).
+			assert.Zero(t, out.Len()+errb.Len(), "it died of %s before doing anything", tc.sig)
+		} else {
+			assert.Equal(t, 2, ee.ExitCode(), "%s after %s: %s", tc.sig, tc.delay, errb.String())
 		}
-		assert.Equal(t, 2, code, "%s after %s: %s", tc.sig, tc.delay, errb.String())
 		if out.Len() > 0 {
 			assert.Contains(t, out.String(), "interrupted", "the partial report says so")
 		}
@@ -131,13 +137,7 @@ func TestInterruptLeavesNothing(t *testing.T) {
 	// Interrupted while its probe runs inside a run, with probe timeouts
 	// that outlast the audit's own cleanup: that probe is stopped too.
 	args := append([]string{"audit", "--format", "json", "--project", d.Project}, worldArgs(port)...)
-	cmd := exec.Command(binary, append(args, "--timeout", "15s")...)
-	require.NoError(t, cmd.Start())
-	deadline := time.Now().Add(time.Minute)
-	for !probeRunning(t, d) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	require.True(t, probeRunning(t, d), "the audit's probe ran in a run")
+	cmd := startUntilProbeRuns(t, d, append(args, "--timeout", "15s")...)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	_ = cmd.Wait()
 	assert.Zero(t, probesOf(t, d.Project))
@@ -169,12 +169,7 @@ func TestCleanupAfterCrash(t *testing.T) {
 	// Killed while its probe runs inside the run, with timeouts that keep
 	// that probe going: its copies and the probe itself are left, and
 	// cleanup stops the one and removes the others.
-	cmd = exec.Command(binary, append(args, "--timeout", "30s")...)
-	require.NoError(t, cmd.Start())
-	deadline = time.Now().Add(time.Minute)
-	for !probeRunning(t, d) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	cmd = startUntilProbeRuns(t, d, append(args, "--timeout", "30s")...)
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 	require.True(t, probeRunning(t, d), "the crash left a probe running in the run")
@@ -184,6 +179,20 @@ func TestCleanupAfterCrash(t *testing.T) {
 	assertNoProbeRunning(t, d, "after cleanup")
 	assertNothingCopiedLeft(t, d, "after cleanup")
 	assert.Zero(t, probesOf(t, d.Project))
+}
+
+// startUntilProbeRuns starts the tool and returns once its probe runs
+// inside one of the deployment's runs.
+func startUntilProbeRuns(t *testing.T, d *fixtures.Deployment, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(time.Minute)
+	for !probeRunning(t, d) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.True(t, probeRunning(t, d), "the audit's probe ran in a run")
+	return cmd
 }
 
 // probesOf counts the probe containers of audits of one project.
