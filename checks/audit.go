@@ -261,11 +261,14 @@ func (a *auditor) noteNetworks(d *Deployment) {
 
 // vantage judges the plan of one vantage point: from first, the report of
 // a probe that already ran it, else from a probe container; what comes out
-// inconclusive is probed again from a probe container.
+// inconclusive is probed again from a probe container. onStart, if not nil,
+// is called once a probe container has started.
 func (a *auditor) vantage(ctx context.Context, project string, v vantage, ps []Probe, first *probes.Report, onStart func()) []report.Check {
 	start := time.Now()
 	pr := a.prober(project)
-	pr.onStart = onStart
+	if onStart != nil {
+		pr.onStart = onStart
+	}
 	if v.Run != nil {
 		pr.probeDNS = "" // a joined namespace keeps the run's own resolver
 	}

@@ -8,11 +8,13 @@ import (
 	"regexp"
 
 	"github.com/docker/docker/api/types/container"
+
+	"github.com/ssebench-audit/ssebench-audit/probes"
 )
 
-// copiedName matches what an audit copies into a run (incontainer.go):
+// copiedName matches what an audit copies into a run (copiedPath):
 // /.sba-probe-<audit id>, /.sba-plan-<audit id>.json, /.sba-net-<audit id>.json.
-var copiedName = regexp.MustCompile(`^/\.sba-(?:probe|plan|net)-([0-9a-f]{12})(?:\.json)?$`)
+var copiedName = regexp.MustCompile(`^/` + regexp.QuoteMeta(probes.CopiedPrefix) + `(?:probe|plan|net)-([0-9a-f]{12})(?:\.json)?$`)
 
 // SweepCopies removes from the live runs of projects (of every project when
 // none is given) the files an audit copied in and a crash left there: an
@@ -90,7 +92,7 @@ func copiesIn(ctx context.Context, api differ, id, auditID string) ([]string, er
 // removeCopies copies the binary in under a name of its own and runs it,
 // as root, to stop the left probes and remove their files and itself.
 func (pr *prober) removeCopies(ctx context.Context, run container.InspectResponse, bin []byte, paths []string) error {
-	self := "/" + copiedPrefix + "probe-" + pr.auditID
+	self := pr.copiedPath("probe")
 	if err := pr.api.CopyToContainer(ctx, run.ID, "/", filesTar(map[string]tarFile{self[1:]: {0o755, bin}}),
 		container.CopyToContainerOptions{}); err != nil {
 		return fmt.Errorf("copying the remover in: %w", err)

@@ -32,9 +32,9 @@ type inRunPlans struct {
 // /etc/passwd), and then removes the copies. A second exec removes them,
 // and stops that probe, when the first could not (an interrupted audit).
 func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse, bin []byte, plans inRunPlans) (probes.MultiReport, error) {
-	binPath := "/" + copiedPrefix + "probe-" + pr.auditID
-	planPath := "/" + copiedPrefix + "plan-" + pr.auditID + ".json"
-	netPath := "/" + copiedPrefix + "net-" + pr.auditID + ".json"
+	binPath := pr.copiedPath("probe")
+	planPath := pr.copiedPath("plan") + ".json"
+	netPath := pr.copiedPath("net") + ".json"
 	files := map[string]tarFile{binPath[1:]: {0o755, bin}}
 	copied := []string{binPath, planPath}
 	cmd := []string{binPath, "probe", "--plan", planPath}
@@ -92,6 +92,12 @@ func (pr *prober) inContainer(ctx context.Context, run container.InspectResponse
 	}
 	removed = m.Removed
 	return m, nil
+}
+
+// copiedPath names a file this audit copies into a run, at its root (it
+// exists in every image, /tmp does not); copiedName (copies.go) matches it.
+func (pr *prober) copiedPath(kind string) string {
+	return "/" + probes.CopiedPrefix + kind + "-" + pr.auditID
 }
 
 // execRemove runs, as root, the copied probe at self to stop the probes

@@ -28,7 +28,7 @@ func (a *auditor) liveRun(ctx context.Context, project string, in activeInputs, 
 		if len(ps) == 0 {
 			return nil
 		}
-		return a.vantage(ctx, project, *v, ps, nil, func() {})
+		return a.vantage(ctx, project, *v, ps, nil, nil)
 	}
 	start := time.Now()
 	paths := socketPaths(run)
@@ -50,5 +50,5 @@ func (a *auditor) liveRun(ctx context.Context, project string, in activeInputs, 
 	if err == nil && m.Network != nil {
 		first = m.Network
 	}
-	return append(a.vantage(ctx, project, *v, ps, first, func() {}), sockets...)
+	return append(a.vantage(ctx, project, *v, ps, first, nil), sockets...)
 }

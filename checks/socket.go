@@ -22,7 +22,6 @@ const (
 	adminSocketOld     = "/tmp/sse-archive/admin.sock"
 	agentUser          = "1000:1000" // model
 	runnerName         = "sse-runner"
-	copiedPrefix       = ".sba-" // names of what the audit copies into a run
 )
 
 // socketPaths lists the admin socket paths to examine in a run.

@@ -39,7 +39,7 @@ func (r InRun) Run(ctx context.Context) MultiReport {
 		m.Network = &network
 	}
 	if len(r.Remove) > 0 {
-		if err := RemoveFiles(r.Remove, ".sba-"); err != nil {
+		if err := RemoveFiles(r.Remove, CopiedPrefix); err != nil {
 			m.Error = clip(err.Error())
 		} else {
 			m.Removed = true

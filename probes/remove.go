@@ -8,10 +8,15 @@ import (
 	"syscall"
 )
 
+// CopiedPrefix starts the name of everything an audit copies into a run:
+// the host names its copies with it, and the probe removes or stops nothing
+// else.
+const CopiedPrefix = ".sba-"
+
 // RemoveFiles unlinks each path whose last element, taken from the literal
 // path (no cleaning, no symbolic link followed), starts with prefix; it is
 // how the host deletes the probe binary and plan it copied into a run
-// container (prefix ".sba-"). Every path is checked before any is removed:
+// container (prefix CopiedPrefix). Every path is checked before any is removed:
 // one refused path (an empty prefix or path, a name without the prefix, a
 // trailing slash) removes nothing. A missing file is not an error; a
 // directory is refused by unlink(2) itself. A symbolic link is removed,

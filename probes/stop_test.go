@@ -28,18 +28,16 @@ func startCopy(t *testing.T, dir, name string) (*exec.Cmd, string) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	// Until the exec has happened, /proc/<pid>/exe is still the test binary.
 	require.Eventually(t, func() bool {
-		exe, _ := os.Readlink(filepath.Join("/proc", itoa(cmd.Process.Pid), "exe"))
+		exe, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "exe"))
 		return exe == path
 	}, 5*time.Second, 10*time.Millisecond)
 	return cmd, path
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
 // alive: the process exists and is not a zombie (a killed child stays one
 // until reaped).
 func alive(cmd *exec.Cmd) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", itoa(cmd.Process.Pid), "stat"))
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "stat"))
 	if err != nil {
 		return false
 	}
@@ -124,7 +122,7 @@ func TestStopCopiesByArgv0(t *testing.T) {
 		{probe, path + "\x00probe\x00--plan\x00x"},
 		{bystander, "/bin/sh\x00" + path}, // the path as a later argument is not a match
 	} {
-		d := filepath.Join(proc, itoa(p.cmd.Process.Pid))
+		d := filepath.Join(proc, strconv.Itoa(p.cmd.Process.Pid))
 		require.NoError(t, os.Mkdir(d, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(d, "cmdline"), []byte(p.cmdline), 0o444))
 	}

@@ -31,10 +31,10 @@ func newProbeCmd() *cobra.Command {
 			if len(remove) > 0 {
 				// What the in-container vantage copied into a run, and
 				// nothing else: the files, and a probe still running them.
-				if _, err := probes.StopCopies("/proc", remove, ".sba-"); err != nil {
+				if _, err := probes.StopCopies("/proc", remove, probes.CopiedPrefix); err != nil {
 					return err
 				}
-				return probes.RemoveFiles(remove, ".sba-")
+				return probes.RemoveFiles(remove, probes.CopiedPrefix)
 			}
 			plan, err := probes.ReadPlanFile(planFile)
 			if err != nil {
