@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # The probe runs FROM scratch: the binary must be static.
 export CGO_ENABLED = 0
 
-.PHONY: build demo test unit e2e bench fuzz cleanup clean
+.PHONY: build demo test unit race e2e bench fuzz docs cleanup clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ssebench-audit
@@ -16,14 +16,23 @@ build:
 demo: build
 	./$(BIN) demo
 
-## test: vet, unit tests (with fuzz seed corpora), end-to-end tests on the engine, the ssebench extension
-test: build
+## test: vet, the audit's orchestration under the race detector, unit tests (with fuzz seed
+## corpora), end-to-end tests on the engine, the ssebench extension
+test: build race
 	$(GO) vet ./...
 	$(GO) test -count=1 -parallel 4 -timeout 20m ./...
 	SSEBENCH_AUDIT_REAL_BIN=$(BIN) bash extension/test.sh
 
 unit:
-	$(GO) test -count=1 ./probes/... ./checks/... ./report/... ./images/... ./fixtures/stub/...
+	$(GO) test -count=1 ./probes/... ./checks/... ./backend/... ./report/... ./schema/... ./images/... ./fixtures/stub/...
+
+# The race detector needs cgo; the binary itself stays static.
+race:
+	CGO_ENABLED=1 $(GO) test -race -count=1 ./bench/ ./checks/...
+
+## docs: write docs/checks.md from the catalogue
+docs:
+	$(GO) test -count=1 -run TestDocsCurrent ./checks/ -update
 
 e2e: build
 	$(GO) test -count=1 -parallel 4 -timeout 20m ./tests/...

@@ -93,7 +93,7 @@ type Result struct {
 }
 
 // Run runs every task, at most Jobs at once, each behind its own gate.
-func Run(ctx context.Context, api checks.Docker, o Options) *Result {
+func Run(ctx context.Context, backend checks.Backend, o Options) *Result {
 	if o.Poll <= 0 {
 		o.Poll = 250 * time.Millisecond
 	}
@@ -107,7 +107,7 @@ func Run(ctx context.Context, api checks.Docker, o Options) *Result {
 	// fail-fast stops starting runs; it never stops a run that started.
 	stopCtx, stopStarting := context.WithCancel(ctx)
 	defer stopStarting()
-	b := &bencher{api: api, o: o, ctx: ctx, stopStarting: stopCtx, onBlocked: func() {
+	b := &bencher{backend: backend, o: o, ctx: ctx, stopStarting: stopCtx, onBlocked: func() {
 		if o.FailFast {
 			stopStarting()
 		}

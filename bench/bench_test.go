@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
-	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
 func TestValidate(t *testing.T) {
@@ -64,17 +62,6 @@ func TestVerdict(t *testing.T) {
 	assert.Equal(t, 1, code, "a failure beats an error")
 	_, code = verdict(runs(VerdictPass, VerdictNotStarted))
 	assert.Equal(t, 2, code)
-}
-
-func TestEgressRecorded(t *testing.T) {
-	rr := &RunResult{RunID: "r", EgressSeen: "restricted"}
-	var s summary
-	s.Config.Egress = "restricted"
-	assert.Equal(t, report.Pass, egressRecorded(rr, s, nil).Status)
-	s.Config.Egress = "open"
-	assert.Equal(t, report.Fail, egressRecorded(rr, s, nil).Status)
-	assert.Equal(t, report.Error, egressRecorded(rr, s, errors.New("missing")).Status)
-	assert.Equal(t, report.Error, egressRecorded(&RunResult{RunID: "r"}, s, nil).Status)
 }
 
 func TestFindRunDirAndSummary(t *testing.T) {

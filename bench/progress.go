@@ -10,19 +10,30 @@ import (
 
 // progress shows one line per run (task, phase, elapsed, verdict): redrawn
 // in place on a terminal, as plain lines on each phase change otherwise.
+// It draws from its own copy of each run's state, taken when the run's
+// goroutine says so: the redraw ticker never reads a run being written.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	live  bool
 	runs  []*RunResult
-	since map[*RunResult]time.Time
+	shown map[*RunResult]*runState
 	drawn int
 	done  chan struct{}
 	wg    sync.WaitGroup
 }
 
+// runState is what the display knows of a run.
+type runState struct {
+	task, phase, verdict, reason string
+	since                        time.Time
+}
+
 func newProgress(w io.Writer, live bool, runs []*RunResult) *progress {
-	p := &progress{w: w, live: live && w != nil, runs: runs, since: map[*RunResult]time.Time{}, done: make(chan struct{})}
+	p := &progress{w: w, live: live && w != nil, runs: runs, shown: map[*RunResult]*runState{}, done: make(chan struct{})}
+	for _, rr := range runs {
+		p.shown[rr] = &runState{task: rr.Task}
+	}
 	if p.live {
 		p.wg.Add(1)
 		go func() {
@@ -44,14 +55,16 @@ func newProgress(w io.Writer, live bool, runs []*RunResult) *progress {
 	return p
 }
 
-// set moves a run to a phase.
+// set moves a run to a phase; only the goroutine that writes rr calls it.
 func (p *progress) set(rr *RunResult, phase string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.since[rr]; !ok {
-		p.since[rr] = time.Now()
+	st := p.shown[rr]
+	if st.since.IsZero() {
+		st.since = time.Now()
 	}
 	rr.Phase = phase
+	st.phase, st.verdict, st.reason = phase, rr.Verdict, rr.Reason
 	switch {
 	case p.w == nil:
 	case p.live:
@@ -62,15 +75,16 @@ func (p *progress) set(rr *RunResult, phase string) {
 }
 
 func (p *progress) line(rr *RunResult) string {
+	st := p.shown[rr]
 	elapsed := ""
-	if t, ok := p.since[rr]; ok {
-		elapsed = time.Since(t).Round(100 * time.Millisecond).String()
+	if !st.since.IsZero() {
+		elapsed = time.Since(st.since).Round(100 * time.Millisecond).String()
 	}
-	s := fmt.Sprintf("%-24s %-20s %8s", rr.Task, rr.Phase, elapsed)
-	if rr.Verdict != "" {
-		s += "  " + rr.Verdict
-		if rr.Reason != "" {
-			s += " (" + rr.Reason + ")"
+	s := fmt.Sprintf("%-24s %-20s %8s", st.task, st.phase, elapsed)
+	if st.verdict != "" {
+		s += "  " + st.verdict
+		if st.reason != "" {
+			s += " (" + st.reason + ")"
 		}
 	}
 	return s

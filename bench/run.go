@@ -2,14 +2,10 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/report"
@@ -59,7 +55,7 @@ type RunResult struct {
 }
 
 type bencher struct {
-	api          checks.Docker
+	backend      checks.Backend
 	o            Options
 	ctx          context.Context // Ctrl-C
 	stopStarting context.Context // Ctrl-C or fail-fast
@@ -84,7 +80,7 @@ func (b *bencher) one(rr *RunResult) {
 	}
 
 	b.set(rr, PhaseGate)
-	gate, err := checks.Audit(b.stopStarting, b.api, b.o.Audit)
+	gate, err := checks.Audit(b.stopStarting, b.backend, b.o.Audit)
 	if err != nil {
 		rr.Verdict, rr.Reason = VerdictError, "gate: "+err.Error()
 		return
@@ -150,7 +146,7 @@ func (b *bencher) command(rr *RunResult) *exec.Cmd {
 // inFlight waits for the run's container and audits it from its own
 // namespace and from inside, while the run is live.
 func (b *bencher) inFlight(rr *RunResult, exited <-chan struct{}) {
-	var found *container.InspectResponse
+	var found *checks.Container
 	tick := time.NewTicker(b.o.Poll)
 	defer tick.Stop()
 	for found == nil {
@@ -166,12 +162,12 @@ func (b *bencher) inFlight(rr *RunResult, exited <-chan struct{}) {
 		case <-tick.C:
 		}
 	}
-	rr.Container = checks.ContainerName(*found)
-	rr.EgressSeen = egressSeen(*found, b.o.Audit.Projects[0])
+	rr.Container = found.Name
+	rr.EgressSeen = checks.EgressOf(*found, b.o.Audit.Projects[0])
 	b.set(rr, PhaseAuditing)
 	cfg := b.o.Audit
 	cfg.RunID = rr.RunID
-	rep, err := checks.Audit(b.ctx, b.api, cfg)
+	rep, err := checks.Audit(b.ctx, b.backend, cfg)
 	if err != nil {
 		rr.Reason = "in-flight audit: " + err.Error()
 		return
@@ -184,35 +180,14 @@ func (b *bencher) inFlight(rr *RunResult, exited <-chan struct{}) {
 	}
 }
 
-func (b *bencher) findRun(rid string) *container.InspectResponse {
+func (b *bencher) findRun(rid string) *checks.Container {
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
-	list, err := b.api.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", checks.LabelRunID+"="+rid))})
-	if err != nil || len(list) == 0 {
-		return nil
-	}
-	c, err := b.api.ContainerInspect(ctx, list[0].ID)
+	c, err := b.backend.FindRun(ctx, b.o.Audit.Projects[0], rid)
 	if err != nil {
 		return nil
 	}
-	return &c
-}
-
-// egressSeen names the policy a run's networks amount to.
-func egressSeen(c container.InspectResponse, project string) string {
-	var nets []string
-	if c.NetworkSettings != nil {
-		for n := range c.NetworkSettings.Networks {
-			nets = append(nets, n)
-		}
-	}
-	switch {
-	case len(nets) == 1 && nets[0] == checks.AgentsName(project):
-		return "restricted"
-	case len(nets) == 1 && nets[0] == checks.DefaultName(project):
-		return "open"
-	}
-	return fmt.Sprintf("other (%v)", nets)
+	return c
 }
 
 // tailBuffer keeps the last max bytes a child wrote.

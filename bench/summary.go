@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -64,31 +64,6 @@ func readSummary(dir string) (summary, error) {
 	return s, nil
 }
 
-// egressRecorded compares summary.json's config.egress with the networks
-// the in-flight audit saw the run on.
-func egressRecorded(rr *RunResult, sum summary, sumErr error) report.Check {
-	c := report.Check{ID: catalogue.RunEgressRecorded, Vantage: "host", Target: rr.RunID,
-		Expected: "config.egress = " + orUnknown(rr.EgressSeen) + " (what the audit saw)"}
-	switch {
-	case sumErr != nil:
-		c.Status, c.Observed, c.Message = report.Error, sumErr.Error(), "no summary.json: the run failed or was interrupted"
-	case rr.EgressSeen == "":
-		c.Status, c.Observed, c.Message = report.Error, "config.egress = "+sum.Config.Egress, "the run's container was never seen: nothing to compare with"
-	case sum.Config.Egress != rr.EgressSeen:
-		c.Status, c.Observed, c.Message = report.Fail, "config.egress = "+sum.Config.Egress, "the results claim another egress policy than the run had"
-	default:
-		c.Status, c.Observed = report.Pass, "config.egress = "+sum.Config.Egress
-	}
-	return c
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
 // finish reads the results, judges the run and writes audit.json beside
 // summary.json (or under results/ssebench-audit/<run-id>/ without one).
 func (b *bencher) finish(rr *RunResult, waitErr error) {
@@ -98,7 +73,7 @@ func (b *bencher) finish(rr *RunResult, waitErr error) {
 	if rr.RunDir != "" {
 		sum, sumErr = readSummary(rr.RunDir)
 	}
-	ck := egressRecorded(rr, sum, sumErr)
+	ck := checks.JudgeEgressRecorded(rr.RunID, rr.EgressSeen, sum.Config.Egress, sumErr)
 	rr.EgressRecorded = &ck
 
 	switch {

@@ -1,16 +1,17 @@
 package checks
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
-
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 )
 
-// Config is one audit's settings; the CLI fills it from flags.
+// Config is one audit's settings; the CLI fills it from flags. How probes
+// are made (the probe image, where it resolves) belongs to the backend.
 type Config struct {
 	Projects    []string
 	AllProjects bool
@@ -22,13 +23,8 @@ type Config struct {
 	HostPorts     []int    // ports probed on the gateway and host addresses
 	HostAddresses []string // replaces the host's discovered interface addresses
 
-	Timeout    time.Duration // per probe
-	Retries    int           // probing again what came out inconclusive
-	ProbeImage string        // overrides the self-built probe image
-	// ProbeDNS is the upstream resolver of the fresh-run probe (as `docker run
-	// --dns`): test worlds set it so that forwarded queries stay on this
-	// machine; real audits leave it empty (Docker's default, like a run).
-	ProbeDNS string
+	Timeout time.Duration // per probe
+	Retries int           // probing again what came out inconclusive
 
 	Only, Skip []string
 	Strict     bool
@@ -38,13 +34,12 @@ type Config struct {
 	RunID string
 
 	// LiveRunProbe is how a live run's network checks are made: LiveRunExec
-	// (in the exec the in-container check makes anyway, the default) or
+	// (in the exec the in-container checks make anyway, the default) or
 	// LiveRunContainer (a probe container joined to the run's namespace).
 	LiveRunProbe string
 
-	Binary      string // the tool's own executable (for the probe image)
 	ToolVersion string
-	Workers     int // live runs audited at once
+	Workers     int // vantage points probed at once
 }
 
 // The values of Config.LiveRunProbe.
@@ -66,12 +61,17 @@ var (
 	DefaultHostPorts = []int{22, 53, 80, 443, 1080, 2375, 2376, 3128, 3306, 5432, 6379, 8000, 8080, 8118, 8443, 8888, 9000, 11434, 27017}
 )
 
-const DefaultTimeout = 3 * time.Second
+const (
+	DefaultTimeout = 3 * time.Second
+	DefaultWorkers = 8
+	MaxTimeout     = 5 * time.Minute
+)
 
 // projectName is what Compose accepts as a project name.
 var projectName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
-// WithDefaults fills what the user left empty.
+// WithDefaults fills what was left unset (zero); a negative value stays,
+// for Validate to reject.
 func (c Config) WithDefaults() Config {
 	// The proxy is asked to forward to the user's first internet target, or
 	// to a plain-HTTP default (the default egress targets speak TLS).
@@ -93,11 +93,11 @@ func (c Config) WithDefaults() Config {
 	if len(c.HostPorts) == 0 {
 		c.HostPorts = DefaultHostPorts
 	}
-	if c.Timeout <= 0 {
+	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
-	if c.Workers <= 0 {
-		c.Workers = 8
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
 	}
 	if c.LiveRunProbe == "" {
 		c.LiveRunProbe = LiveRunExec
@@ -105,7 +105,9 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports the first bad setting as a one-line error.
+// Validate reports the first bad setting as a one-line error. The CLI
+// calls it on the flags as given (whose defaults are set), so a zero
+// timeout or worker count the user typed is rejected, not replaced.
 func (c Config) Validate() error {
 	if !c.AllProjects && len(c.Projects) == 0 {
 		return fmt.Errorf("no project to audit")
@@ -125,13 +127,10 @@ func (c Config) Validate() error {
 			return fmt.Errorf("invalid --proxy-target %q: %v", c.ProxyTarget, err)
 		}
 	}
-	for _, s := range append(append([]string{}, c.DNSServers...), c.HostAddresses...) {
+	for _, s := range append(slices.Clone(c.DNSServers), c.HostAddresses...) {
 		if net.ParseIP(s) == nil {
 			return fmt.Errorf("invalid IP address %q", s)
 		}
-	}
-	if c.ProbeDNS != "" && net.ParseIP(c.ProbeDNS) == nil {
-		return fmt.Errorf("invalid --probe-dns %q", c.ProbeDNS)
 	}
 	if c.LiveRunProbe != LiveRunExec && c.LiveRunProbe != LiveRunContainer {
 		return fmt.Errorf("invalid --live-run-probe %q (want %s or %s)", c.LiveRunProbe, LiveRunExec, LiveRunContainer)
@@ -146,43 +145,64 @@ func (c Config) Validate() error {
 			return fmt.Errorf("invalid --external-name %q", n)
 		}
 	}
-	for _, id := range append(append([]string{}, c.Only...), c.Skip...) {
-		if !catalogue.Known(id) {
-			return fmt.Errorf("unknown check ID %q (see the catalogue in the README)", id)
+	for _, id := range append(slices.Clone(c.Only), c.Skip...) {
+		if !Known(id) {
+			return fmt.Errorf("unknown check ID %q (`ssebench-audit checks` lists them)", id)
 		}
+	}
+	if len(c.Wanted()) == 0 {
+		return errors.New("no check left to run: --only and --skip exclude every check (`ssebench-audit checks` lists them)")
 	}
 	if c.Retries < 0 || c.Retries > 5 {
 		return fmt.Errorf("--retries must be between 0 and 5")
 	}
-	if c.Timeout < 0 || c.Timeout > 5*time.Minute {
-		return fmt.Errorf("--timeout must be between 0 and 5m")
+	if c.Timeout <= 0 || c.Timeout > MaxTimeout {
+		return fmt.Errorf("--timeout must be more than 0 and at most %s, not %s", MaxTimeout, c.Timeout)
+	}
+	if c.Workers < 1 {
+		return fmt.Errorf("--workers must be at least 1, not %d", c.Workers)
 	}
 	return nil
 }
 
-// NetworkInExec says whether a live run's network plan is meant to ride on
-// the exec the in-container check makes: only when that check is wanted
-// (no exec otherwise) and the user did not ask for joined probe containers.
-func (c Config) NetworkInExec() bool {
-	return c.LiveRunProbe == LiveRunExec && c.Wanted(catalogue.SocketAdmin)
+// Wants says whether check id is to be made under --only and --skip. The
+// audit's report on itself (audit.probe) is kept unless skipped by name:
+// --only must not hide that a vantage point could not be probed.
+func (c Config) Wants(id string) bool {
+	if slices.Contains(c.Skip, id) {
+		return false
+	}
+	return len(c.Only) == 0 || slices.Contains(c.Only, id) || id == AuditProbe
 }
 
-// Wanted says whether check id is to be run under --only/--skip.
-func (c Config) Wanted(id string) bool {
-	for _, s := range c.Skip {
-		if s == id {
-			return false
+// Wanted lists the deployment checks --only and --skip leave to run (the
+// audit's report on itself aside).
+func (c Config) Wanted() []string {
+	var ids []string
+	for _, ck := range registry {
+		if ck.ID != AuditProbe && c.Wants(ck.ID) {
+			ids = append(ids, ck.ID)
 		}
 	}
-	if len(c.Only) == 0 {
-		return true
-	}
-	for _, o := range c.Only {
-		if o == id {
-			return true
+	return ids
+}
+
+// NetworkInExec says whether a live run's network plan is meant to ride on
+// the exec the in-container checks make: only when one is wanted (no exec
+// otherwise) and the user did not ask for joined probe containers.
+func (c Config) NetworkInExec() bool {
+	return c.LiveRunProbe == LiveRunExec && len(c.insideChecks()) > 0
+}
+
+// insideChecks are the wanted checks made from inside runs.
+func (c Config) insideChecks() []*Check {
+	var out []*Check
+	for _, ck := range registry {
+		if ck.Inside != nil && c.Wants(ck.ID) {
+			out = append(out, ck)
 		}
 	}
-	return false
+	return out
 }
 
 func splitHostPort(s string) (string, int, error) {

@@ -8,45 +8,64 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
-// daemonRequest is one request the audit sends to a run's daemon on 4263.
-type daemonRequest struct {
-	Check       string
-	Method      string
-	Target      string
-	Body        string
-	Expected    string
-	Rule        Rule
-	InspectJSON bool
-}
+// The daemon checks: every other run's daemon on 4263, asked from where an
+// agent stands, must refuse what belongs on its admin socket.
+const (
+	DaemonReferencePatch = "daemon.reference-patch"
+	DaemonGradingGate    = "daemon.grading-gate"
+	DaemonPublicView     = "daemon.public-view"
+)
 
-// daemonRequests are the only requests the audit ever sends to a daemon it
-// did not start; none of them changes the daemon's state (ssebench-facts.md:
-// the grading flag makes a current daemon refuse before routing, and an old
-// one answers 500 for the unknown tool). safeDaemonRequest guards the list.
-var daemonRequests = []daemonRequest{
-	{Check: catalogue.DaemonReferencePatch, Method: "GET", Target: "/reference/patch",
-		Expected: "403 (admin socket only)", Rule: RuleForbidden},
-	{Check: catalogue.DaemonGradingGate, Method: "POST", Target: "/tool/nonexistent?action=x", Body: `{"grading":true}`,
-		Expected: "403 (grading checks on the admin socket only)", Rule: RuleForbidden},
-	{Check: catalogue.DaemonPublicView, Method: "GET", Target: "/project",
-		Expected: "no reference material", Rule: RulePublicView, InspectJSON: true},
+var (
+	daemonReferencePatch = &Check{
+		ID:      DaemonReferencePatch,
+		Title:   "No run's daemon serves the reference patch on port 4263",
+		From:    FromRuns,
+		Remedy:  "Upgrade the run images to a daemon that serves /reference/patch on the admin socket only; remove kept containers of older versions.",
+		Control: ProxyReachable,
+		Plan: daemonPlan(daemonRequest{Method: "GET", Target: "/reference/patch", Expected: "403 (admin socket only)",
+			withVersion: true, judge: judgeForbidden(DaemonReferencePatch)}),
+	}
+	daemonGradingGate = &Check{
+		ID:      DaemonGradingGate,
+		Title:   "No run's daemon accepts grading requests on port 4263",
+		From:    FromRuns,
+		Remedy:  "Upgrade the run images to a daemon with the grading gate.",
+		Control: ProxyReachable,
+		Plan: daemonPlan(daemonRequest{Method: "POST", Target: "/tool/nonexistent?action=x", Body: `{"grading":true}`,
+			Expected: "403 (grading checks on the admin socket only)", judge: judgeForbidden(DaemonGradingGate)}),
+	}
+	daemonPublicView = &Check{
+		ID:      DaemonPublicView,
+		Title:   "No run's public project view carries reference material",
+		From:    FromRuns,
+		Remedy:  "Upgrade the run images; the public view must never include the reference patch or hidden tests.",
+		Control: ProxyReachable,
+		Plan: daemonPlan(daemonRequest{Method: "GET", Target: "/project", Expected: "no reference material",
+			inspectJSON: true, judge: judgePublicView}),
+	}
+)
+
+// daemonRequest is one request the audit sends to a run's daemon on 4263.
+// Only the requests of the three checks above and versionRequest are ever
+// sent to a daemon the audit did not start, and none of them changes its
+// state (docs/ssebench.md: the grading flag makes a current daemon refuse
+// before routing, and an old one answers 500 for the unknown tool);
+// safeDaemonRequest guards the list.
+type daemonRequest struct {
+	Method, Target, Body string
+	Expected             string
+	withVersion          bool // ask /version too, as evidence
+	inspectJSON          bool
+	judge                func(Results) Judgement
 }
 
 // versionRequest is evidence: which daemon version answered.
 var versionRequest = daemonRequest{Method: "GET", Target: "/version"}
-
-// Rules of the daemon checks.
-const (
-	RuleForbidden  Rule = "forbidden"   // the daemon must answer 403
-	RulePublicView Rule = "public-view" // the public view must carry no reference material
-)
 
 // maxDaemonBody bounds what the probe reads of a daemon's answer.
 const maxDaemonBody = 256 << 10
@@ -70,22 +89,35 @@ func safeDaemonRequest(method, target, body string) bool {
 	return false // /admin/*, /prepare_grading, anything else
 }
 
-// daemonTargets are the runs whose daemon a vantage asks: every daemon
+// daemonPlan plans one daemon request to every daemon the vantage reaches.
+func daemonPlan(q daemonRequest) func(PlanInput) []Planned {
+	return func(in PlanInput) []Planned {
+		var ps []Planned
+		for _, r := range daemonTargets(in.Dep, in.Vantage) {
+			ep := r.Networks[in.Dep.Agents.Name]
+			if ep.IPv4 == "" {
+				continue
+			}
+			addr := net.JoinHostPort(ep.IPv4, strconv.Itoa(DaemonPort))
+			tasks := []probes.Task{q.task("request", addr, in.Config.Timeout)}
+			if q.withVersion {
+				tasks = append(tasks, versionRequest.task("version", addr, in.Config.Timeout))
+			}
+			ps = append(ps, Planned{Target: fmt.Sprintf("%s (task %s, container %s) %s", r.RunName(), r.TaskID, r.Name, addr),
+				Expected: q.Expected, Tasks: tasks, Judge: q.judge})
+		}
+		return ps
+	}
+}
+
+// daemonTargets are the runs whose daemon a vantage asks: every live daemon
 // holder on the agents network but the vantage's own run (or pair).
-func daemonTargets(d *Deployment, v vantage) []container.InspectResponse {
-	var out []container.InspectResponse
+func daemonTargets(d *Deployment, v Vantage) []Container {
+	var out []Container
 	for _, r := range d.Runs {
-		if r.State == nil || !r.State.Running || !d.Restricted(r) || r.Config == nil {
-			continue
+		if r.Running && d.Restricted(r) && r.HoldsDaemon() && !v.ownRun(r) {
+			out = append(out, r)
 		}
-		l := r.Config.Labels
-		if l[LabelRunID] == "" && l[LabelWebUI] != "true" {
-			continue // a sidecar's agent container holds no daemon
-		}
-		if v.Run != nil && (v.Run.ID == r.ID || (l[LabelRun] != "" && l[LabelRun] == v.Run.Config.Labels[LabelRun])) {
-			continue
-		}
-		out = append(out, r)
 	}
 	return out
 }
@@ -97,32 +129,9 @@ func daemonTimeout(timeout time.Duration) time.Duration {
 	return max(2*timeout, 3*time.Second)
 }
 
-// daemonProbes plans the daemon checks of one vantage. The version is asked
-// once per daemon, as evidence of the reference-patch check.
-func daemonProbes(d *Deployment, v vantage, timeout time.Duration) []Probe {
-	var ps []Probe
-	for _, r := range daemonTargets(d, v) {
-		ep := r.NetworkSettings.Networks[d.Agents.Name]
-		if ep == nil || ep.IPAddress == "" {
-			continue
-		}
-		addr := net.JoinHostPort(ep.IPAddress, strconv.Itoa(DaemonPort))
-		target := fmt.Sprintf("%s (task %s, container %s) %s", RunName(r), r.Config.Labels[LabelTaskID], ContainerName(r), addr)
-		for _, q := range daemonRequests {
-			tasks := []probes.Task{q.task(addr, timeout)}
-			if q.Check == catalogue.DaemonReferencePatch {
-				tasks = append(tasks, versionRequest.task(addr, timeout))
-			}
-			ps = append(ps, Probe{Check: q.Check, Target: target, Expected: q.Expected, Rule: q.Rule,
-				Control: catalogue.ProxyReachable, Tasks: tasks})
-		}
-	}
-	return ps
-}
-
-func (q daemonRequest) task(addr string, timeout time.Duration) probes.Task {
-	t := probes.Task{Kind: probes.KindHTTP, Address: addr, Method: q.Method, Target: q.Target,
-		Body: q.Body, MaxBytes: maxDaemonBody, InspectJSON: q.InspectJSON,
+func (q daemonRequest) task(name, addr string, timeout time.Duration) probes.Task {
+	t := probes.Task{ID: name, Kind: probes.KindHTTP, Address: addr, Method: q.Method, Target: q.Target,
+		Body: q.Body, MaxBytes: maxDaemonBody, InspectJSON: q.inspectJSON,
 		TimeoutMS: daemonTimeout(timeout).Milliseconds()}
 	if q.Body != "" {
 		t.Header = map[string]string{"Content-Type": "application/json"}
@@ -135,11 +144,11 @@ func (q daemonRequest) task(addr string, timeout time.Duration) probes.Task {
 
 // daemonVersion reads the version a daemon reported, as short printable
 // text; "" when it was not asked.
-func daemonVersion(results []probes.Result) string {
-	if len(results) < 2 {
+func daemonVersion(rs Results) string {
+	if !rs.Has("version") {
 		return ""
 	}
-	r := results[1]
+	r := rs.Get("version").Result
 	if r.Outcome != probes.Response || r.HTTP == nil {
 		return "version unknown (" + string(r.Outcome) + ")"
 	}
@@ -166,37 +175,40 @@ func served(h *probes.HTTPResult) string {
 	return s
 }
 
-func judgeForbidden(check string, results []probes.Result) (report.Status, string, string) {
-	r, ev := results[0], daemonVersion(results)
-	switch {
-	case notListening(r):
-		return pass, withVersion("not reachable on 4263 ("+string(r.Outcome)+")", ev), ""
-	case r.Outcome == probes.Response && r.HTTP != nil:
-		obs := withVersion(served(r.HTTP), ev)
-		st := r.HTTP.Status
-		switch {
-		case st == 403:
-			return pass, obs, ""
-		case st >= 200 && st < 300 && check == catalogue.DaemonReferencePatch:
-			return fail, obs, "the daemon served the reference patch to another run"
-		case st >= 200 && st < 300:
-			return fail, obs, "the daemon accepted a grading request on the agent-facing port"
-		case st == 500 && check == catalogue.DaemonGradingGate:
-			return fail, obs, "no grading gate: the request reached the tool router"
-		}
-		return warn, obs, fmt.Sprintf("unexpected answer %d, expected 403", st)
-	case r.Outcome == probes.Error:
-		return report.Error, "probe error: " + r.Detail, "the probe could not run"
-	}
-	return report.Error, withVersion(fmt.Sprintf("connected, then %s (%s)", r.Outcome, r.Detail), ev),
-		"the daemon did not answer within bounds: not judged"
-}
-
 func withVersion(obs, version string) string {
 	if version == "" {
 		return obs
 	}
 	return obs + "; " + version
+}
+
+// judgeForbidden: the daemon must answer 403, or not be reachable at all.
+func judgeForbidden(check string) func(Results) Judgement {
+	return func(rs Results) Judgement {
+		r, ev := rs.Get("request").Result, daemonVersion(rs)
+		switch {
+		case notListening(r):
+			return Judgement{pass, withVersion("not reachable on 4263 ("+string(r.Outcome)+")", ev), ""}
+		case r.Outcome == probes.Response && r.HTTP != nil:
+			obs := withVersion(served(r.HTTP), ev)
+			st := r.HTTP.Status
+			switch {
+			case st == 403:
+				return Judgement{pass, obs, ""}
+			case st >= 200 && st < 300 && check == DaemonReferencePatch:
+				return Judgement{fail, obs, "the daemon served the reference patch to another run"}
+			case st >= 200 && st < 300:
+				return Judgement{fail, obs, "the daemon accepted a grading request on the agent-facing port"}
+			case st == 500 && check == DaemonGradingGate:
+				return Judgement{fail, obs, "no grading gate: the request reached the tool router"}
+			}
+			return Judgement{warn, obs, fmt.Sprintf("unexpected answer %d, expected 403", st)}
+		case r.Outcome == probes.Error:
+			return Judgement{report.Error, "probe error: " + r.Detail, "the probe could not run"}
+		}
+		return Judgement{report.Error, withVersion(fmt.Sprintf("connected, then %s (%s)", r.Outcome, r.Detail), ev),
+			"the daemon did not answer within bounds: not judged"}
+	}
 }
 
 // referenceKeys are JSON keys that hold reference material.
@@ -206,14 +218,14 @@ var referenceKeys = map[string]bool{
 	"hidden_tests": true, "hidden_test": true, "test_patch": true,
 }
 
-func judgePublicView(results []probes.Result) (report.Status, string, string) {
-	r, ev := results[0], daemonVersion(results)
+func judgePublicView(rs Results) Judgement {
+	r, ev := rs.Get("request").Result, daemonVersion(rs)
 	switch {
 	case notListening(r):
-		return pass, withVersion("not reachable on 4263 ("+string(r.Outcome)+")", ev), ""
+		return Judgement{pass, withVersion("not reachable on 4263 ("+string(r.Outcome)+")", ev), ""}
 	case r.Outcome != probes.Response || r.HTTP == nil:
-		return report.Error, withVersion(fmt.Sprintf("connected, then %s (%s)", r.Outcome, r.Detail), ev),
-			"the daemon did not answer within bounds: not judged"
+		return Judgement{report.Error, withVersion(fmt.Sprintf("connected, then %s (%s)", r.Outcome, r.Detail), ev),
+			"the daemon did not answer within bounds: not judged"}
 	}
 	h := r.HTTP
 	obs := withVersion(served(h), ev)
@@ -226,29 +238,13 @@ func judgePublicView(results []probes.Result) (report.Status, string, string) {
 	}
 	switch {
 	case len(found) > 0:
-		return fail, obs + "; keys " + strings.Join(found, ", "), "the public view carries reference material"
+		return Judgement{fail, obs + "; keys " + strings.Join(found, ", "), "the public view carries reference material"}
 	case h.DiffLike:
-		return fail, obs + "; holds a unified diff", "the public view carries a diff"
+		return Judgement{fail, obs + "; holds a unified diff", "the public view carries a diff"}
 	case h.Truncated || r.Detail != "":
-		return report.Error, obs + "; " + r.Detail, "the public view did not end within bounds: not judged"
+		return Judgement{report.Error, obs + "; " + r.Detail, "the public view did not end within bounds: not judged"}
 	case h.Status != 200:
-		return warn, obs, fmt.Sprintf("unexpected answer %d", h.Status)
+		return Judgement{warn, obs, fmt.Sprintf("unexpected answer %d", h.Status)}
 	}
-	return pass, obs, ""
-}
-
-// printable keeps what a container sent short and free of control bytes.
-func printable(s string, n int) string {
-	var b strings.Builder
-	for _, r := range s {
-		if b.Len() >= n {
-			b.WriteString("…")
-			break
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			r = '?'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return Judgement{pass, obs, ""}
 }

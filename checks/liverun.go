@@ -2,53 +2,149 @@ package checks
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
+// insideSep joins a check's ID and a task's name into the ID of a task run
+// inside a run: "socket.admin/file.0" (the network plan's are "3/connect").
+const insideSep = "/"
+
 // liveRun audits one live run: from its own network namespace (v, when it
-// is a restricted run) and from inside it (socket.admin). The in-container
-// examination needs one exec into the run anyway, and the probe it starts
-// runs the network plan too, as root in the run's namespaces: on the engine
-// that is a fraction of the cost of one more probe container per run.
-// Without that exec (socket.admin not wanted), when it could not carry the
-// network plan, or when the user asks for it (--live-run-probe container),
-// a probe container joins the run's namespace instead.
-func (a *auditor) liveRun(ctx context.Context, project string, in activeInputs, run container.InspectResponse, v *vantage) []report.Check {
-	var ps []Probe
+// is a restricted run) and from inside it. The in-container checks need one
+// exec into the run anyway, and the probe it starts runs the network plan
+// too, as root in the run's namespaces: on the engine that is a fraction of
+// the cost of one more probe container per run. Without that exec (no
+// in-container check wanted), when it could not carry the network plan, or
+// when the user asks for it (--live-run-probe container), a probe of the
+// session's own joins the run's namespace instead.
+func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run Container, v *Vantage) []report.Check {
+	var ps []Planned
 	if v != nil {
-		ps = in.plan(*v)
+		ps = plan(in, *v)
 	}
-	if !a.cfg.Wanted(catalogue.SocketAdmin) {
+	inside := a.cfg.insideChecks()
+	if len(inside) == 0 {
 		if len(ps) == 0 {
 			return nil
 		}
 		return a.vantage(ctx, project, *v, ps, nil, nil)
 	}
 	start := time.Now()
-	paths := socketPaths(run)
-	plans := inRunPlans{users: []string{agentUser, runnerName}, asUsers: socketPlan(paths, a.cfg.Timeout)}
-	if len(ps) > 0 && a.cfg.NetworkInExec() {
-		np := planOf(ps, a.cfg.Timeout)
-		plans.network = &np
+	timeoutMS := a.cfg.Timeout.Milliseconds()
+	work := InRunWork{Users: []string{AgentUser, RunnerUser},
+		AsUsers: probes.Plan{TimeoutMS: timeoutMS}, AsRoot: &probes.Plan{TimeoutMS: timeoutMS}}
+	for _, c := range inside {
+		work.AsUsers.Tasks = append(work.AsUsers.Tasks, insideTasks(c, c.Inside.AsUsers, run)...)
+		work.AsRoot.Tasks = append(work.AsRoot.Tasks, insideTasks(c, c.Inside.AsRoot, run)...)
 	}
-	bin, err := a.binary()
-	var m probes.MultiReport
-	if err == nil {
-		m, err = a.prober(project).inContainer(ctx, run, bin, plans)
+	network := len(ps) > 0 && a.cfg.NetworkInExec()
+	if network {
+		work.AsRoot.Tasks = append(work.AsRoot.Tasks, planOf(ps, a.cfg.Timeout).Tasks...)
 	}
-	sockets := socketChecks(run, paths, m, err, time.Since(start).Milliseconds())
+	res := a.session.InRun(ctx, run, work)
+	took := time.Since(start).Milliseconds()
+
+	vantage := InContainerVantage(run)
+	var out []report.Check
+	for _, c := range inside {
+		for _, row := range c.Inside.Judge(run, insideResults(c, run, res)) {
+			row.ID, row.Vantage, row.DurationMS = c.ID, vantage, took
+			out = append(out, row)
+		}
+	}
+	out = append(out, a.leftIn(run, res)...)
 	if len(ps) == 0 {
-		return sockets
+		return out
 	}
 	var first *probes.Report
-	if err == nil && m.Network != nil {
-		first = m.Network
+	if network && res.Err == nil && res.Report.Root != nil {
+		first = res.Report.Root
+	} else if network && res.Err == nil {
+		a.note("run %s: root's plan could not run inside the run (%s): its network checks were made from a joined probe container",
+			run.RunName(), res.Report.RootError)
 	}
-	return append(a.vantage(ctx, project, *v, ps, first, nil), sockets...)
+	return append(a.vantage(ctx, project, *v, ps, first, nil), out...)
+}
+
+// leftIn reports what the audit copied into a run and could not remove: a
+// finding the run's owner must see, with the paths.
+func (a *auditor) leftIn(run Container, res InRunResult) []report.Check {
+	if len(res.Left) == 0 {
+		if res.Err == nil && res.Report.Error != "" {
+			a.note("run %s: the probe could not remove its copies (%s); a second exec did", run.RunName(), res.Report.Error)
+		}
+		return nil
+	}
+	why := "not removed"
+	if res.RemoveErr != nil {
+		why = res.RemoveErr.Error()
+	}
+	return []report.Check{{ID: AuditProbe, Status: report.Error, Vantage: InContainerVantage(run),
+		Target: strings.Join(res.Left, ", "), Expected: "what the audit copied into the run is removed", Observed: why,
+		Message: "the audit left files in this run: `ssebench-audit cleanup` removes them"}}
+}
+
+// insideTasks are one in-container check's tasks, their IDs prefixed with
+// the check's.
+func insideTasks(c *Check, tasks func(Container) []probes.Task, run Container) []probes.Task {
+	if tasks == nil {
+		return nil
+	}
+	ts := tasks(run)
+	for i := range ts {
+		ts[i].ID = c.ID + insideSep + ts[i].ID
+	}
+	return ts
+}
+
+// insideResults are what an exec into a run saw for one check: each
+// user's results and root's, found by the check's task names.
+func insideResults(c *Check, run Container, res InRunResult) InsideResults {
+	seen := InsideResults{Err: res.Err, RootErr: res.Report.RootError}
+	if res.Err != nil {
+		return seen
+	}
+	for _, u := range res.Report.Users {
+		if u.Report == nil {
+			if u.User == AgentUser {
+				seen.Err = fmt.Errorf("the probe could not run as %s: %s", u.User, u.Error)
+			}
+			continue // a user the run's image does not have
+		}
+		name := fmt.Sprintf("%d:%d", u.UID, u.GID)
+		if u.User != name {
+			name = u.User + " (" + name + ")"
+		}
+		seen.Users = append(seen.Users, UserResults{User: name, Results: pick(c, c.Inside.AsUsers, run, *u.Report)})
+	}
+	if res.Report.Root != nil {
+		seen.Root = pick(c, c.Inside.AsRoot, run, *res.Report.Root)
+	}
+	return seen
+}
+
+// pick finds one check's results in a report of the exec.
+func pick(c *Check, tasks func(Container) []probes.Task, run Container, rep probes.Report) Results {
+	if tasks == nil {
+		return nil
+	}
+	byID := make(map[string]probes.Result, len(rep.Results))
+	for _, r := range rep.Results {
+		byID[r.ID] = r
+	}
+	var out Results
+	for _, t := range tasks(run) {
+		r, ok := byID[c.ID+insideSep+t.ID]
+		if !ok {
+			r = probes.Result{Kind: t.Kind, Outcome: probes.Error, Detail: "no result"}
+		}
+		r.ID = t.ID
+		out = append(out, TaskResult{Name: t.ID, Task: t, Result: r})
+	}
+	return out
 }

@@ -22,7 +22,7 @@ const (
 	// ViaProbeContainer: a probe container of the audit's own, on the
 	// agents network or joined to the run's network namespace.
 	ViaProbeContainer = "probe-container"
-	// ViaRunExec: the probe the in-container check execs into the run; if
+	// ViaRunExec: the probe the in-container checks exec into the run; if
 	// that exec cannot carry the plan (nothing can be copied into the
 	// run), a joined probe container takes it over.
 	ViaRunExec = "run-exec"
@@ -39,34 +39,41 @@ type PlannedCheck struct {
 // every active check, target and task from every vantage point. It lets a
 // user review what the audit sends, and lets a baseline run the same
 // checks one container at a time.
-func Plan(ctx context.Context, api Docker, cfg Config) ([]VantagePlan, error) {
+func Plan(ctx context.Context, b Backend, cfg Config) ([]VantagePlan, error) {
 	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	projects := cfg.Projects
 	if cfg.AllProjects {
 		var err error
-		if projects, err = Projects(ctx, api); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+		if projects, err = b.Projects(ctx); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrEngine, err)
 		}
 	}
 	var out []VantagePlan
 	for _, p := range projects {
-		dep, err := Discover(ctx, api, p)
+		dep, err := b.Discover(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrEngine, err)
+			return nil, fmt.Errorf("%w: %w", ErrEngine, err)
 		}
 		if dep.Agents == nil {
 			continue
 		}
-		in := activeInputs{cfg: cfg, dep: dep, canary: "sba-canary-plan.example.com", hostAddresses: hostAddresses(cfg, dep.IPv6())}
-		for _, v := range activeVantages(dep, dep.Runs, true) {
-			vp := VantagePlan{Project: p, Vantage: v.Name, NetworkMode: AgentsName(p), DNS: cfg.ProbeDNS, Via: ViaProbeContainer}
-			if v.Run != nil {
-				vp.NetworkMode, vp.DNS = "container:"+v.Run.ID, ""
-				if cfg.NetworkInExec() {
-					vp.Via = ViaRunExec
-				}
+		in := PlanInput{Config: cfg, Dep: dep, Canary: "sba-canary-plan.example.com", HostAddresses: hostAddresses(cfg, dep)}
+		vantages := []Vantage{FreshVantage(dep)}
+		for _, r := range dep.LiveRuns() {
+			if dep.Restricted(r) {
+				vantages = append(vantages, RunVantage(r))
 			}
-			for _, pr := range in.plan(v) {
+		}
+		for _, v := range vantages {
+			pl := b.Placement(p, v)
+			vp := VantagePlan{Project: p, Vantage: v.Name, NetworkMode: pl.NetworkMode, DNS: pl.DNS, Via: ViaProbeContainer}
+			if v.Run != nil && cfg.NetworkInExec() {
+				vp.Via = ViaRunExec
+			}
+			for _, pr := range plan(in, v) {
 				vp.Checks = append(vp.Checks, PlannedCheck{ID: pr.Check, Target: pr.Target, Tasks: pr.Tasks})
 			}
 			out = append(out, vp)

@@ -7,16 +7,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
-// scripted answers each try with outcomes by probe check+target.
-func scripted(tries ...map[string]probes.Outcome) (func([]Probe) (probes.Report, error), *[][]string) {
+// scripted answers each try with outcomes by planned check target.
+func scripted(tries ...map[string]probes.Outcome) (func([]Planned) (probes.Report, error), *[][]string) {
 	var asked [][]string
 	n := 0
-	return func(ps []Probe) (probes.Report, error) {
+	return func(ps []Planned) (probes.Report, error) {
 		if n >= len(tries) {
 			return probes.Report{}, errors.New("no more tries")
 		}
@@ -24,10 +23,13 @@ func scripted(tries ...map[string]probes.Outcome) (func([]Probe) (probes.Report,
 		n++
 		var rep probes.Report
 		var names []string
-		planOf(ps, 0) // numbers the tasks as the prober does
+		plan := planOf(ps, 0) // the IDs the session's probe would report
+		k := 0
 		for _, p := range ps {
 			names = append(names, p.Target)
-			for _, t := range p.Tasks {
+			for range p.Tasks {
+				t := plan.Tasks[k]
+				k++
 				rep.Results = append(rep.Results, probes.Result{ID: t.ID, Kind: t.Kind, Outcome: answers[p.Target]})
 			}
 		}
@@ -36,11 +38,13 @@ func scripted(tries ...map[string]probes.Outcome) (func([]Probe) (probes.Report,
 	}, &asked
 }
 
-func retryProbes() []Probe {
-	return []Probe{
-		{Check: catalogue.ProxyReachable, Target: "proxy", Rule: RuleReached, Tasks: []probes.Task{{Kind: probes.KindTCP}}},
-		{Check: catalogue.EgressInternet, Target: "a", Rule: RuleBlocked, Control: catalogue.ProxyReachable, Tasks: []probes.Task{{Kind: probes.KindTCP}}},
-		{Check: catalogue.EgressInternet, Target: "b", Rule: RuleBlocked, Control: catalogue.ProxyReachable, Tasks: []probes.Task{{Kind: probes.KindTCP}}},
+func tcp(name string) []probes.Task { return []probes.Task{{ID: name, Kind: probes.KindTCP}} }
+
+func retryPlans() []Planned {
+	return []Planned{
+		{Check: ProxyReachable, Target: "proxy", Tasks: tcp("connect"), Judge: byRule(RuleReached)},
+		{Check: EgressInternet, Target: "a", control: ProxyReachable, Tasks: tcp("connect"), Judge: byRule(RuleBlocked)},
+		{Check: EgressInternet, Target: "b", control: ProxyReachable, Tasks: tcp("connect"), Judge: byRule(RuleBlocked)},
 	}
 }
 
@@ -52,7 +56,7 @@ func TestRetriesOnlyInconclusive(t *testing.T) {
 		map[string]probes.Outcome{"proxy": probes.Timeout, "a": probes.Connected, "b": probes.Timeout},
 		map[string]probes.Outcome{"proxy": probes.Connected, "a": probes.Timeout, "b": probes.Timeout},
 	)
-	got, err := judgeWithRetries("fresh-run", retryProbes(), 1, run)
+	got, err := judgeWithRetries("fresh-run", retryPlans(), 1, run)
 	require.NoError(t, err)
 	assert.Equal(t, report.Pass, got[0].Status)
 	assert.Equal(t, report.Fail, got[1].Status, "a target reached once is a failure")
@@ -64,7 +68,7 @@ func TestRetriesOnlyInconclusive(t *testing.T) {
 func TestRetriesBounded(t *testing.T) {
 	dead := map[string]probes.Outcome{"proxy": probes.Timeout, "a": probes.Timeout, "b": probes.Timeout}
 	run, asked := scripted(dead, dead, dead, dead)
-	got, err := judgeWithRetries("fresh-run", retryProbes(), 2, run)
+	got, err := judgeWithRetries("fresh-run", retryPlans(), 2, run)
 	require.NoError(t, err)
 	assert.Len(t, *asked, 3, "one try and two retries")
 	for _, c := range got {
@@ -72,7 +76,7 @@ func TestRetriesBounded(t *testing.T) {
 	}
 	// No retry when nothing was inconclusive.
 	run, asked = scripted(map[string]probes.Outcome{"proxy": probes.Connected, "a": probes.Timeout, "b": probes.Timeout})
-	_, err = judgeWithRetries("fresh-run", retryProbes(), 3, run)
+	_, err = judgeWithRetries("fresh-run", retryPlans(), 3, run)
 	require.NoError(t, err)
 	assert.Len(t, *asked, 1)
 }
@@ -80,10 +84,11 @@ func TestRetriesBounded(t *testing.T) {
 // A control that passed keeps its pass when it is asked again only to
 // judge a retry.
 func TestRetryKeepsEarlierPass(t *testing.T) {
-	ps := []Probe{
-		{Check: catalogue.ProxyReachable, Target: "proxy", Rule: RuleReached, Tasks: []probes.Task{{Kind: probes.KindTCP}}},
-		{Check: catalogue.EgressProxyForward, Target: "connect", Rule: RuleNoTunnel, Control: catalogue.ProxyReachable,
-			Tasks: []probes.Task{{Kind: probes.KindHTTP}}},
+	ps := []Planned{
+		{Check: ProxyReachable, Target: "proxy", Tasks: tcp("connect"), Judge: byRule(RuleReached)},
+		{Check: EgressProxyForward, Target: "connect", control: ProxyReachable,
+			Tasks: []probes.Task{{ID: "connect", Kind: probes.KindHTTP}},
+			Judge: func(rs Results) Judgement { return judgeNoTunnel(rs.Get("connect").Result) }},
 	}
 	run, asked := scripted(
 		map[string]probes.Outcome{"proxy": probes.Connected, "connect": probes.Timeout},

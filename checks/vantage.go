@@ -1,151 +1,54 @@
 package checks
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"time"
-
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/pkg/stdcopy"
-
-	"github.com/ssebench-audit/ssebench-audit/probes"
+	"net"
+	"sort"
 )
 
-// Bounds on what the host reads back from a probe container.
+// Vantage is where active checks stand: a fresh run (a probe placed as
+// `ssebench run --egress restricted` places a run) or a live run's own
+// network namespace.
+type Vantage struct {
+	Name      string     // VantageFresh or "run:<run name>"
+	Run       *Container // the live run, nil for the fresh run
+	Gateways  []string   // gateways of the networks it is on
+	Resolvers []string   // resolvers the run was started with (--dns)
+}
+
+// Vantage names of the report (the JSON contract): host, fresh-run,
+// run:<run-id>, in-container:<run-id>.
 const (
-	maxProbeStdout = 4 << 20
-	maxProbeStderr = 16 << 10
-	planPath       = "/plan.json"
-	// removeTimeout bounds the removal of a probe, which runs on a context
-	// that Ctrl-C does not cancel.
-	removeTimeout = 20 * time.Second
+	VantageHost  = "host"
+	VantageFresh = "fresh-run"
 )
 
-// prober starts probe containers for one audit.
-type prober struct {
-	api      Docker
-	image    string
-	auditID  string
-	project  string
-	probeDNS string
-	timeout  time.Duration
-	onStart  func() // called once the probe container has started
+// FreshVantage stands where a new restricted run would: on the agents
+// network only.
+func FreshVantage(d *Deployment) Vantage {
+	return Vantage{Name: VantageFresh, Gateways: d.Agents.Gateways}
 }
 
-// run executes a plan from a vantage point in a fresh probe container and
-// returns the probe's report. The container is removed on every path.
-func (pr *prober) run(ctx context.Context, v vantage, plan probes.Plan) (probes.Report, error) {
-	planJSON, err := json.Marshal(plan)
-	if err != nil {
-		return probes.Report{}, err
+// RunVantage stands in a live run's own network namespace.
+func RunVantage(r Container) Vantage {
+	v := Vantage{Name: "run:" + r.RunName(), Run: &r}
+	for _, ep := range r.Networks {
+		v.Gateways = append(v.Gateways, ep.Gateway, ep.IPv6Gateway)
 	}
-	cfg := &container.Config{
-		Image: pr.image,
-		Cmd:   []string{"--plan", planPath},
-		Labels: map[string]string{
-			LabelProbe:   pr.auditID,
-			LabelVantage: v.Name,
-			LabelProject: pr.project,
-		},
-	}
-	host := &container.HostConfig{}
-	var netCfg *network.NetworkingConfig
-	if v.Run != nil {
-		host.NetworkMode = container.NetworkMode("container:" + v.Run.ID)
-	} else {
-		agents := AgentsName(pr.project)
-		host.NetworkMode = container.NetworkMode(agents)
-		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{agents: {}}}
-		if pr.probeDNS != "" {
-			host.DNS = []string{pr.probeDNS}
+	v.Gateways = uniq(v.Gateways)
+	sort.Strings(v.Gateways)
+	for _, s := range r.DNS {
+		if net.ParseIP(s) != nil {
+			v.Resolvers = append(v.Resolvers, s)
 		}
 	}
-	created, err := pr.api.ContainerCreate(ctx, cfg, host, netCfg, nil, "")
-	if err != nil {
-		return probes.Report{}, fmt.Errorf("creating the probe container: %w", err)
-	}
-	defer pr.remove(ctx, created.ID)
-
-	if err := pr.api.CopyToContainer(ctx, created.ID, "/", filesTar(map[string]tarFile{planPath[1:]: {0o444, planJSON}}), container.CopyToContainerOptions{}); err != nil {
-		return probes.Report{}, fmt.Errorf("copying the plan into the probe: %w", err)
-	}
-	if err := pr.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		return probes.Report{}, fmt.Errorf("starting the probe container: %w", err)
-	}
-	pr.onStart()
-	return pr.readReport(ctx, created.ID, pr.deadline(plan))
+	return v
 }
 
-// readReport follows the probe's output and returns as soon as its report
-// line is complete. It does not wait for the container's exit: on 20.10 the
-// engine reports that exit only once the embedded DNS has given up on the
-// probe's unanswerable queries, seconds after the probe is done.
-func (pr *prober) readReport(ctx context.Context, id string, limit time.Duration) (probes.Report, error) {
-	readCtx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	rc, err := pr.api.ContainerLogs(readCtx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
-	if err != nil {
-		return probes.Report{}, fmt.Errorf("reading the probe's output: %w", err)
-	}
-	defer rc.Close()
-	outR, outW := io.Pipe()
-	stderr := &bytes.Buffer{}
-	go func() {
-		_, err := stdcopy.StdCopy(outW, probes.NewLimitWriter(stderr, maxProbeStderr), rc)
-		outW.CloseWithError(err)
-	}()
-	defer outR.Close()
-	// The probe writes one JSON document on one line.
-	line, err := bufio.NewReaderSize(io.LimitReader(outR, maxProbeStdout+1), 64<<10).ReadBytes('\n')
-	switch {
-	case ctx.Err() != nil:
-		return probes.Report{}, fmt.Errorf("interrupted: %w", ctx.Err())
-	case readCtx.Err() != nil:
-		return probes.Report{}, fmt.Errorf("the probe did not report within %s", limit)
-	case err != nil && len(line) == 0:
-		return probes.Report{}, fmt.Errorf("the probe ended without a report: %s", firstLine(stderr.Bytes()))
-	}
-	rep, err := probes.ParseReport(bytes.NewReader(line), maxProbeStdout)
-	if err != nil {
-		return probes.Report{}, fmt.Errorf("reading the probe's report: %v (stderr: %s)", err, firstLine(stderr.Bytes()))
-	}
-	return rep, nil
-}
+// InContainerVantage names the in-container examination of a run.
+func InContainerVantage(r Container) string { return "in-container:" + r.RunName() }
 
-// deadline is how long a probe container may take: its tasks run
-// concurrently, so one probe timeout plus room for the container's start.
-func (pr *prober) deadline(plan probes.Plan) time.Duration {
-	longest := time.Duration(plan.TimeoutMS) * time.Millisecond
-	for _, t := range plan.Tasks {
-		if d := time.Duration(t.TimeoutMS) * time.Millisecond; d > longest {
-			longest = d
-		}
-	}
-	return 2*longest + 30*time.Second
-}
-
-// remove force-removes a probe on a context Ctrl-C does not cancel.
-func (pr *prober) remove(ctx context.Context, id string) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-	defer cancel()
-	_ = pr.api.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-}
-
-func firstLine(b []byte) string {
-	s := string(b)
-	for i, r := range s {
-		if r == '\n' {
-			s = s[:i]
-			break
-		}
-	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+// ownRun says whether r is the vantage's own run, or the other container
+// of its sidecar pair.
+func (v Vantage) ownRun(r Container) bool {
+	return v.Run != nil && (v.Run.ID == r.ID || (r.Pair != "" && r.Pair == v.Run.Pair))
 }

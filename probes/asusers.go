@@ -23,14 +23,14 @@ type UserReport struct {
 }
 
 // MultiReport is what `probe --as …` prints: one report per user, the
-// report of the network plan run as the exec's own user (when one was
-// given), and whether the copied files were removed.
+// report of root's plan run as the exec's own user (when one was given),
+// and whether the copied files were removed (Error says why not).
 type MultiReport struct {
-	Users        []UserReport `json:"users"`
-	Network      *Report      `json:"network,omitempty"`
-	NetworkError string       `json:"network_error,omitempty"`
-	Removed      bool         `json:"removed"`
-	Error        string       `json:"error,omitempty"`
+	Users     []UserReport `json:"users"`
+	Root      *Report      `json:"root,omitempty"`
+	RootError string       `json:"root_error,omitempty"`
+	Removed   bool         `json:"removed"`
+	Error     string       `json:"error,omitempty"`
 }
 
 // maxUserReport bounds what a child run may print.
@@ -149,12 +149,12 @@ func ParseMultiReport(r io.Reader, max int64) (MultiReport, error) {
 		}
 		m.Users[i].Report = &rep
 	}
-	if m.Network != nil {
-		rep, err := revalidate(*m.Network, max)
+	if m.Root != nil {
+		rep, err := revalidate(*m.Root, max)
 		if err != nil {
 			return m, fmt.Errorf("network report: %w", err)
 		}
-		m.Network = &rep
+		m.Root = &rep
 	}
 	return m, nil
 }

@@ -87,8 +87,8 @@ func FuzzParseMultiReport(f *testing.F) {
 				requireValidReport(t, *u.Report)
 			}
 		}
-		if m.Network != nil {
-			requireValidReport(t, *m.Network)
+		if m.Root != nil {
+			requireValidReport(t, *m.Root)
 		}
 	})
 }

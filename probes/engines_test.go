@@ -1,7 +1,7 @@
 package probes
 
 // Recorded answers of both Docker engine generations the audit meets in the
-// field (see docker-facts.md): Docker 20.10 drops what is blocked (the
+// field (see docs/docker.md): Docker 20.10 drops what is blocked (the
 // embedded resolver never answers an outside name on an internal network,
 // a blocked connect times out), Docker >= 25/26 answers at once (SERVFAIL,
 // a rejected connect; moby#47145). Every row names the engine it stands

@@ -6,37 +6,38 @@ import (
 )
 
 // InRun is what one exec of the probe into a run container does, as root:
-// the network plan as root (the run's own namespaces, as the run's checks
-// need), meanwhile the agent-side plan once per user, then the copies
-// removed, so one exec does all the audit needs inside a run.
+// root's plan (the run's network checks, in the run's own namespaces, and
+// what only root may see, such as the admin socket's real mode), meanwhile
+// the agent-side plan once per user, then the copies removed, so one exec
+// does all the audit needs inside a run.
 type InRun struct {
-	Exe         string   // this executable, re-run as each user
-	Plan        string   // the plan file run as each of Users
-	Users       []string // "uid:gid" or names in Passwd
-	Passwd      string   // where names are looked up
-	NetworkPlan string   // the plan file run as root meanwhile; "" for none
-	Remove      []string // the copies to remove when done (names starting .sba-)
+	Exe      string   // this executable, re-run as each user
+	Plan     string   // the plan file run as each of Users
+	Users    []string // "uid:gid" or names in Passwd
+	Passwd   string   // where names are looked up
+	RootPlan string   // the plan file run as root meanwhile; "" for none
+	Remove   []string // the copies to remove when done (names starting .sba-)
 }
 
 // Run does it and says what happened; it never fails as a whole.
 func (r InRun) Run(ctx context.Context) MultiReport {
-	var network Report
-	var networkErr error
+	var root Report
+	var rootErr error
 	var wg sync.WaitGroup
-	if r.NetworkPlan != "" {
+	if r.RootPlan != "" {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			network, networkErr = RunPlanFile(ctx, r.NetworkPlan)
+			root, rootErr = RunPlanFile(ctx, r.RootPlan)
 		}()
 	}
 	m := RunAs(ctx, r.Exe, r.Plan, r.Users, r.Passwd)
 	wg.Wait()
 	switch {
-	case networkErr != nil:
-		m.NetworkError = clip(networkErr.Error())
-	case r.NetworkPlan != "":
-		m.Network = &network
+	case rootErr != nil:
+		m.RootError = clip(rootErr.Error())
+	case r.RootPlan != "":
+		m.Root = &root
 	}
 	if len(r.Remove) > 0 {
 		if err := RemoveFiles(r.Remove, CopiedPrefix); err != nil {

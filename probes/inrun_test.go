@@ -13,7 +13,7 @@ import (
 
 // One exec does it all: the network plan runs, each user is tried, and the
 // copies go, whatever the users' runs came to.
-func TestInRunRunsNetworkPlanAndRemovesCopies(t *testing.T) {
+func TestInRunRunsRootPlanAndRemovesCopies(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
 	require.NoError(t, os.WriteFile(target, nil, 0o600))
@@ -22,12 +22,12 @@ func TestInRunRunsNetworkPlanAndRemovesCopies(t *testing.T) {
 	require.NoError(t, os.WriteFile(passwd, []byte("root:x:0:0::/root:/bin/sh\n"), 0o644))
 
 	m := InRun{Exe: "/nonexistent", Plan: network, Users: []string{"model"}, Passwd: passwd,
-		NetworkPlan: network, Remove: []string{network}}.Run(context.Background())
+		RootPlan: network, Remove: []string{network}}.Run(context.Background())
 
-	require.NotNil(t, m.Network, m.NetworkError)
-	require.Len(t, m.Network.Results, 1)
-	assert.Equal(t, "f", m.Network.Results[0].ID)
-	require.NotNil(t, m.Network.Results[0].File)
+	require.NotNil(t, m.Root, m.RootError)
+	require.Len(t, m.Root.Results, 1)
+	assert.Equal(t, "f", m.Root.Results[0].ID)
+	require.NotNil(t, m.Root.Results[0].File)
 	require.Len(t, m.Users, 1)
 	assert.Equal(t, "no such user", m.Users[0].Error)
 	assert.True(t, m.Removed, m.Error)
@@ -41,19 +41,19 @@ func TestInRunReportsFailures(t *testing.T) {
 	kept := filepath.Join(dir, "not-a-copy")
 	require.NoError(t, os.WriteFile(kept, nil, 0o600))
 
-	m := InRun{Exe: "/nonexistent", Plan: "/nonexistent", NetworkPlan: filepath.Join(dir, "missing.json"),
+	m := InRun{Exe: "/nonexistent", Plan: "/nonexistent", RootPlan: filepath.Join(dir, "missing.json"),
 		Remove: []string{kept}}.Run(context.Background())
 
-	assert.Nil(t, m.Network)
-	assert.Contains(t, m.NetworkError, "missing.json")
+	assert.Nil(t, m.Root)
+	assert.Contains(t, m.RootError, "missing.json")
 	assert.False(t, m.Removed)
 	assert.NotEmpty(t, m.Error)
 	assert.FileExists(t, kept)
 
 	// Without a network plan, no network report and no error about one.
 	m = InRun{Exe: "/nonexistent", Plan: "/nonexistent"}.Run(context.Background())
-	assert.Nil(t, m.Network)
-	assert.Empty(t, m.NetworkError)
+	assert.Nil(t, m.Root)
+	assert.Empty(t, m.RootError)
 	assert.False(t, m.Removed)
 }
 

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 )
 
 // sortedChecks returns a copy ordered most urgent first; the input (and so
@@ -26,21 +24,12 @@ func sortedChecks(checks []Check) []Check {
 	return out
 }
 
-// remedyOf prefers the check's own remedy: it can name the offending object.
-func remedyOf(c Check) string {
-	if c.Remedy != "" {
-		return c.Remedy
-	}
-	if e, ok := catalogue.Lookup(c.ID); ok {
-		return e.Remedy
-	}
-	return ""
-}
-
 // titleOf falls back to the ID so an uncatalogued check is still listed.
-func titleOf(id string) string {
-	if e, ok := catalogue.Lookup(id); ok {
-		return e.Title
+func titleOf(id string, cat []Entry) string {
+	for _, e := range cat {
+		if e.ID == id {
+			return e.Title
+		}
 	}
 	return id
 }

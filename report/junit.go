@@ -168,7 +168,7 @@ func evidence(c Check) string {
 		{"expected", c.Expected},
 		{"observed", c.Observed},
 		{"message", c.Message},
-		{"fix", remedyOf(c)},
+		{"fix", c.Remedy},
 	} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "%s: %s\n", kv[0], clean(kv[1], true))

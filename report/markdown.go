@@ -7,14 +7,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 )
 
 // RenderMarkdown writes a deployment checklist per project: one item per
 // catalogue property the audit checked, ticked only when it holds, then the
-// properties this audit did not check at all.
-func RenderMarkdown(w io.Writer, r *Report) error {
+// properties of the catalogue this audit did not check at all.
+func RenderMarkdown(w io.Writer, r *Report, catalogue []Entry) error {
 	var b bytes.Buffer
 	b.WriteString("# ssebench deployment checklist\n\n")
 	fmt.Fprintf(&b, "- Tool: %s %s\n", mdText(r.Tool.Name), mdText(r.Tool.Version))
@@ -41,8 +39,8 @@ func RenderMarkdown(w io.Writer, r *Report) error {
 		for _, c := range p.Checks {
 			byID[c.ID] = append(byID[c.ID], c)
 		}
-		var missing []catalogue.Entry
-		for _, e := range catalogue.Entries {
+		var missing []Entry
+		for _, e := range catalogue {
 			checks, ok := byID[e.ID]
 			if !ok {
 				missing = append(missing, e)
@@ -58,7 +56,7 @@ func RenderMarkdown(w io.Writer, r *Report) error {
 		}
 		slices.Sort(extra)
 		for _, id := range extra {
-			writeItem(&b, titleOf(id), byID[id])
+			writeItem(&b, titleOf(id, catalogue), byID[id])
 		}
 		if len(p.Checks) == 0 {
 			b.WriteString("No checks ran for this project.\n")
@@ -113,7 +111,7 @@ func writeItem(b *bytes.Buffer, title string, checks []Check) {
 	}
 	var fixes []string
 	for _, c := range slices.Concat(bad, warned) {
-		if f := remedyOf(c); f != "" && !slices.Contains(fixes, f) {
+		if f := c.Remedy; f != "" && !slices.Contains(fixes, f) {
 			fixes = append(fixes, f)
 		}
 	}

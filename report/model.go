@@ -69,7 +69,8 @@ type Check struct {
 	Observed   string `json:"observed"`
 	Message    string `json:"message"`
 	DurationMS int64  `json:"duration_ms"`
-	// Remedy says what to do about a failure or warning (added field).
+	// Remedy says what to do about a failure or warning; the audit sets it
+	// on every row that is not a pass or a skip (added field).
 	Remedy string `json:"remedy,omitempty"`
 }
 
@@ -92,11 +93,14 @@ type Summary struct {
 	Skip         int `json:"skip"`
 }
 
-// Report is the whole audit: the JSON contract of design.md, and the model
-// every renderer reads.
+// Report is the whole audit: the JSON contract of the README's "JSON
+// report" (and `ssebench-audit schema report`), and the model every
+// renderer reads.
 type Report struct {
-	Tool       Tool      `json:"tool"`
-	Engine     Engine    `json:"engine"`
+	Tool   Tool   `json:"tool"`
+	Engine Engine `json:"engine"`
+	// Backend names what ran the deployment ("docker"). Added field.
+	Backend    string    `json:"backend,omitempty"`
 	AuditID    string    `json:"audit_id,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS int64     `json:"duration_ms"`
@@ -136,7 +140,8 @@ func (r *Report) Finalize(fatal bool) {
 	case s.Fail > 0 || (r.Strict && s.Warn > 0):
 		// A proven leak is a failure whatever else could not be checked.
 		r.Verdict = VerdictFail
-	case fatal || s.Error > 0:
+	case fatal || s.Error > 0 || s.Total() == s.Skip:
+		// Nothing checked proves nothing: a gate never passes on it.
 		r.Verdict = VerdictError
 	case s.Inconclusive > 0:
 		r.Verdict = VerdictInconclusive

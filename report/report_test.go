@@ -14,7 +14,7 @@ import (
 
 func TestRenderUnknownFormat(t *testing.T) {
 	var b bytes.Buffer
-	err := Render(&b, "yaml", sampleReport())
+	err := Render(&b, "yaml", sampleReport(), Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"yaml"`)
 	for _, f := range []string{"json", "junit", "markdown", "table"} {
@@ -29,13 +29,15 @@ func TestFormats(t *testing.T) {
 
 func TestJSONRoundTrip(t *testing.T) {
 	want := sampleReport()
-	out := render(t, "json", want)
+	var b strings.Builder
+	require.NoError(t, RenderJSON(&b, want))
+	out := b.String()
 
 	var got Report
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	assert.Equal(t, *want, got)
 
-	// The contract's names, spelled as design.md spells them.
+	// The contract's names, spelled as the README's JSON report spells them.
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &raw))
 	for _, k := range []string{"tool", "engine", "started_at", "duration_ms", "verdict", "summary", "projects"} {
@@ -228,7 +230,8 @@ func TestFinalize(t *testing.T) {
 		verdict  Verdict
 		exit     int
 	}{
-		{"empty", nil, false, false, VerdictPass, ExitPass},
+		{"empty", nil, false, false, VerdictError, ExitError},
+		{"only skips", []Status{Skip, Skip}, false, false, VerdictError, ExitError},
 		{"all pass", []Status{Pass, Pass}, false, false, VerdictPass, ExitPass},
 		{"skip passes", []Status{Pass, Skip}, false, false, VerdictPass, ExitPass},
 		{"warn passes", []Status{Pass, Warn}, false, false, VerdictPass, ExitPass},

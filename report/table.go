@@ -139,7 +139,7 @@ func writeBlock(b *bytes.Buffer, c Check) {
 	line("expected: ", c.Expected)
 	line("observed: ", c.Observed)
 	line("", c.Message)
-	line("fix: ", remedyOf(c))
+	line("fix: ", c.Remedy)
 }
 
 // indentLines keeps continuation lines of a multi-line value under its first.

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssebench-audit/ssebench-audit/bench"
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -35,6 +35,7 @@ func TestGateWritesAttestation(t *testing.T) {
 
 	b, err := os.ReadFile(att)
 	require.NoError(t, err)
+	requireSchema(t, "attestation", b)
 	var a report.Attestation
 	require.NoError(t, json.Unmarshal(b, &a))
 	info, err := api.Info(context.Background())
@@ -55,11 +56,12 @@ func TestGateWritesAttestation(t *testing.T) {
 
 	// A failing gate still attests, with exit 1.
 	d2 := up(t, fixtures.Options{Mutants: []fixtures.Mutant{fixtures.ForeignMember}})
-	args = append([]string{"gate", "--project", d2.Project, "--attestation", att, "--only", catalogue.NetworkAgentsMembers}, worldArgs(closedPort(t))...)
+	args = append([]string{"gate", "--project", d2.Project, "--attestation", att, "--only", checks.NetworkAgentsMembers}, worldArgs(closedPort(t))...)
 	r = runTool(t, nil, args...)
 	assert.Equal(t, 1, r.code)
 	b, err = os.ReadFile(att)
 	require.NoError(t, err)
+	requireSchema(t, "attestation", b)
 	require.NoError(t, json.Unmarshal(b, &a))
 	assert.Equal(t, report.VerdictFail, a.Verdict)
 }
@@ -90,6 +92,7 @@ func runBench(t *testing.T, dir, project string, env []string, extra ...string) 
 	if json.Unmarshal(out.Bytes(), &res) != nil {
 		return code, nil, errb.String()
 	}
+	requireSchema(t, "bench", out.Bytes())
 	return code, &res, errb.String()
 }
 
@@ -99,6 +102,7 @@ func readAuditJSON(t *testing.T, rr *bench.RunResult) bench.RunResult {
 	require.NotEmpty(t, rr.RunDir, "no run directory for %s", rr.RunID)
 	b, err := os.ReadFile(filepath.Join(rr.RunDir, "audit.json"))
 	require.NoError(t, err)
+	requireSchema(t, "run", b)
 	var a bench.RunResult
 	require.NoError(t, json.Unmarshal(b, &a))
 	return a
@@ -159,8 +163,8 @@ func TestBenchCatchesMisbehavingRuns(t *testing.T) {
 	for _, tc := range []struct {
 		misbehave, check string
 	}{
-		{"attach-default", catalogue.RunNetworks},
-		{"wrong-egress", catalogue.RunEgressRecorded},
+		{"attach-default", checks.RunNetworks},
+		{"wrong-egress", checks.RunEgressRecorded},
 	} {
 		t.Run(tc.misbehave, func(t *testing.T) {
 			t.Parallel()
@@ -218,6 +222,7 @@ func TestBenchInterrupt(t *testing.T) {
 	_ = cmd.Wait()
 	var res bench.Result
 	require.NoError(t, json.Unmarshal(out.Bytes(), &res), out.String())
+	requireSchema(t, "bench", out.Bytes())
 	rr := res.Runs[0]
 	assert.Equal(t, bench.VerdictInterrupted, rr.Verdict)
 	assert.Equal(t, 130, rr.ExitCode, "ssebench run exits 130 on one SIGINT")

@@ -37,8 +37,21 @@ func TestBadInput(t *testing.T) {
 		"bad target":      {nil, []string{"audit", "--egress-target", "no-port"}, "invalid --egress-target"},
 		"bad timeout":     {nil, []string{"audit", "--timeout", "soon"}, "invalid argument"},
 		"bad live-run":    {nil, []string{"audit", "--live-run-probe", "ssh"}, "invalid --live-run-probe"},
-		"no engine":       {[]string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"audit"}, "cannot reach the Docker engine"},
-		"unknown command": {nil, []string{"frobnicate"}, "unknown command"},
+		// Values that were silently replaced by defaults once.
+		"zero timeout":     {nil, []string{"audit", "--timeout", "0"}, "--timeout must be more than 0"},
+		"negative timeout": {nil, []string{"audit", "--timeout", "-1s"}, "--timeout must be more than 0"},
+		"negative workers": {nil, []string{"audit", "--workers", "-3"}, "--workers must be at least 1"},
+		// An audit of nothing passed once, with exit 0.
+		"no check left":   {nil, []string{"audit", "--only", "dns.proxy", "--skip", "dns.proxy"}, "no check left to run"},
+		"gate of nothing": {nil, []string{"gate", "--only", "audit.probe"}, "no check left to run"},
+		// A report that cannot be written was found out after the audit.
+		"output nowhere":      {nil, []string{"audit", "--output", "/nonexistent/dir/report.json"}, "--output /nonexistent/dir/report.json: cannot write there"},
+		"output a directory":  {nil, []string{"audit", "--output", "/tmp"}, "is a directory"},
+		"attestation nowhere": {nil, []string{"gate", "--attestation", "/nonexistent/a.json"}, "--attestation /nonexistent/a.json: cannot write there"},
+		"unknown schema":      {nil, []string{"schema", "yaml"}, `unknown schema "yaml"`},
+		"checks format":       {nil, []string{"checks", "--format", "xml"}, `unknown --format "xml"`},
+		"no engine":           {[]string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"audit"}, "cannot reach the Docker engine"},
+		"unknown command":     {nil, []string{"frobnicate"}, "unknown command"},
 	} {
 		r := runTool(t, tc.env, tc.args...)
 		assert.Equal(t, 2, r.code, name)

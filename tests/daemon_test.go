@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 	"github.com/ssebench-audit/ssebench-audit/fixtures/stub"
 	"github.com/ssebench-audit/ssebench-audit/report"
@@ -33,7 +33,7 @@ func TestOldDaemonFails(t *testing.T) {
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 1, r.code)
 	leaky := d.Runs[0].RunID
-	for _, id := range []string{catalogue.DaemonReferencePatch, catalogue.DaemonGradingGate, catalogue.DaemonPublicView} {
+	for _, id := range []string{checks.DaemonReferencePatch, checks.DaemonGradingGate, checks.DaemonPublicView} {
 		failedFrom := map[string]bool{}
 		for _, c := range checksOf(r.report, d.Project, id) {
 			if strings.HasPrefix(c.Target, leaky+" ") {
@@ -47,7 +47,7 @@ func TestOldDaemonFails(t *testing.T) {
 		assert.Equal(t, map[string]bool{"fresh-run": true, "run:" + d.Runs[1].RunID: true}, failedFrom, id)
 	}
 	// The finding names the daemon version and the patch's size and hash.
-	for _, c := range checksOf(r.report, d.Project, catalogue.DaemonReferencePatch) {
+	for _, c := range checksOf(r.report, d.Project, checks.DaemonReferencePatch) {
 		if c.Status == report.Fail {
 			assert.Contains(t, c.Observed, "sha256:")
 			assert.Contains(t, c.Observed, "daemon ")
@@ -77,8 +77,8 @@ func TestOldDaemonFails(t *testing.T) {
 func TestHostileDaemonNeverPasses(t *testing.T) {
 	t.Parallel()
 	d := up(t, fixtures.Options{Runs: 2, Mutants: []fixtures.Mutant{fixtures.HostileDaemon}})
-	r := audit(t, d.Project, closedPort(t), "--only", catalogue.DaemonReferencePatch, "--only", catalogue.DaemonGradingGate,
-		"--only", catalogue.DaemonPublicView, "--only", catalogue.ProxyReachable)
+	r := audit(t, d.Project, closedPort(t), "--only", checks.DaemonReferencePatch, "--only", checks.DaemonGradingGate,
+		"--only", checks.DaemonPublicView, "--only", checks.ProxyReachable)
 	require.NotNil(t, r.report, r.stderr)
 	assert.Contains(t, []int{1, 2}, r.code)
 	hostile := d.Runs[0].RunID + " "
@@ -103,15 +103,15 @@ func TestDaemonsAndSocketsPass(t *testing.T) {
 	r := audit(t, d.Project, closedPort(t))
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
-	for _, id := range []string{catalogue.DaemonReferencePatch, catalogue.DaemonGradingGate, catalogue.DaemonPublicView,
-		catalogue.SocketAdmin, catalogue.RunHardening} {
+	for _, id := range []string{checks.DaemonReferencePatch, checks.DaemonGradingGate, checks.DaemonPublicView,
+		checks.SocketAdmin, checks.RunHardening} {
 		s := statuses(r.report, d.Project, id)
 		assert.NotZero(t, s[report.Pass], "%s: %v", id, s)
 		assert.Zero(t, s[report.Fail]+s[report.Error]+s[report.Inconclusive], "%s: %v", id, s)
 	}
 	// Fresh run asks both daemons, each run asks the other one: 4 per check.
-	assert.Len(t, checksOf(r.report, d.Project, catalogue.DaemonReferencePatch), 4)
-	for _, c := range checksOf(r.report, d.Project, catalogue.SocketAdmin) {
+	assert.Len(t, checksOf(r.report, d.Project, checks.DaemonReferencePatch), 4)
+	for _, c := range checksOf(r.report, d.Project, checks.SocketAdmin) {
 		if c.Target == "/run/ssebench/admin.sock" {
 			assert.Contains(t, c.Observed, "connect as 1000:1000: denied")
 		}
@@ -120,20 +120,36 @@ func TestDaemonsAndSocketsPass(t *testing.T) {
 	assertNothingCopiedLeft(t, d)
 }
 
-// An admin socket the agent can reach is caught from inside the run.
-func TestAdminSocketOpenFails(t *testing.T) {
-	t.Parallel()
-	d := up(t, fixtures.Options{Runs: 1, Mutants: []fixtures.Mutant{fixtures.AdminSocketOpen}})
-	r := audit(t, d.Project, closedPort(t), "--only", catalogue.SocketAdmin)
-	require.NotNil(t, r.report, r.stderr)
-	assert.Equal(t, 1, r.code, "%v", failing(r.report))
-	assertFails(t, r.report, d.Project, catalogue.SocketAdmin, "in-container:"+d.Runs[0].RunID)
-	for _, c := range checksOf(r.report, d.Project, catalogue.SocketAdmin) {
-		if c.Status == report.Fail {
-			assert.Contains(t, c.Message, "connect() succeeded as 1000:1000")
-		}
+// Admin sockets out of root's sole reach are caught from inside the run:
+// one the agent can connect to, and a world-writable one in a directory
+// the agent cannot enter, seen as root (the agent cannot even stat it, but
+// anything that reaches the directory, in sidecar mode a volume the
+// agent's container shares, may connect).
+func TestAdminSocketMutantsFail(t *testing.T) {
+	for _, tc := range []struct {
+		mutant           fixtures.Mutant
+		message, observe string
+	}{
+		{fixtures.AdminSocketOpen, "connect() succeeded as 1000:1000", "connect as 1000:1000: connected"},
+		{fixtures.AdminSocketLoose, "mode 0666", "stat as 1000:1000: denied"},
+	} {
+		t.Run(string(tc.mutant), func(t *testing.T) {
+			t.Parallel()
+			d := up(t, fixtures.Options{Runs: 1, Mutants: []fixtures.Mutant{tc.mutant}})
+			r := audit(t, d.Project, closedPort(t), "--only", checks.SocketAdmin)
+			require.NotNil(t, r.report, r.stderr)
+			assert.Equal(t, 1, r.code, "%v", failing(r.report))
+			assertFails(t, r.report, d.Project, checks.SocketAdmin, "in-container:"+d.Runs[0].RunID)
+			for _, c := range checksOf(r.report, d.Project, checks.SocketAdmin) {
+				if c.Target == fixtures.AdminSocket {
+					assert.Equal(t, report.Fail, c.Status)
+					assert.Contains(t, c.Message, tc.message)
+					assert.Contains(t, c.Observed, tc.observe)
+				}
+			}
+			assertNothingCopiedLeft(t, d)
+		})
 	}
-	assertNothingCopiedLeft(t, d)
 }
 
 // Runs with more power than an agent needs fail run.hardening.
@@ -142,10 +158,10 @@ func TestHardeningMutantsFail(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			t.Parallel()
 			d := up(t, fixtures.Options{Runs: 1, Mutants: []fixtures.Mutant{m}})
-			r := audit(t, d.Project, closedPort(t), "--only", catalogue.RunHardening)
+			r := audit(t, d.Project, closedPort(t), "--only", checks.RunHardening)
 			require.NotNil(t, r.report, r.stderr)
 			assert.Equal(t, 1, r.code)
-			assertFails(t, r.report, d.Project, catalogue.RunHardening, "host")
+			assertFails(t, r.report, d.Project, checks.RunHardening, "host")
 		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 	"github.com/ssebench-audit/ssebench-audit/report"
+	"github.com/ssebench-audit/ssebench-audit/schema"
 )
 
 // up materialises a deployment for one test and removes it when the test
@@ -81,8 +82,17 @@ func audit(t *testing.T, project string, hostPort int, extra ...string) result {
 	if r.code <= 3 && strings.HasPrefix(strings.TrimSpace(r.stdout), "{") {
 		r.report = &report.Report{}
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), r.report), r.stdout)
+		requireSchema(t, "report", []byte(r.stdout))
 	}
 	return r
+}
+
+// requireSchema: what the tool wrote matches its published schema, and
+// the schema describes every field of it.
+func requireSchema(t *testing.T, name string, doc []byte) {
+	t.Helper()
+	require.NoError(t, schema.Validate(name, doc))
+	require.Empty(t, schema.Undescribed(name, doc), "fields the %s schema does not describe", name)
 }
 
 // runTool runs the binary with env added to the environment.

@@ -19,7 +19,7 @@ import (
 	dimage "github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
-	"github.com/ssebench-audit/ssebench-audit/checks"
+	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 )
 
@@ -108,7 +108,7 @@ func leftoverProbes(ctx context.Context) int {
 // toolImages lists the IDs of the tool's images (probe and fixture).
 func toolImages(ctx context.Context) map[string]bool {
 	ids := map[string]bool{}
-	for _, label := range []string{checks.LabelProbe, fixtures.LabelFixture} {
+	for _, label := range []string{docker.LabelProbe, fixtures.LabelFixture} {
 		list, err := api.ImageList(ctx, dimage.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
 		if err != nil {
 			continue

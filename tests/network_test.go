@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -27,22 +27,22 @@ func TestCorrectDeploymentPasses(t *testing.T) {
 
 	// Every active check ran from the fresh run and from both live runs.
 	vantages := map[string]bool{}
-	for _, c := range checksOf(r.report, d.Project, catalogue.EgressInternet) {
+	for _, c := range checksOf(r.report, d.Project, checks.EgressInternet) {
 		vantages[c.Vantage] = true
 		assert.Equal(t, report.Pass, c.Status)
 	}
 	assert.Equal(t, map[string]bool{"fresh-run": true, "run:" + d.Runs[0].RunID: true, "run:" + d.Runs[1].RunID: true}, vantages)
-	for _, id := range []string{catalogue.NetworkAgentsExists, catalogue.NetworkAgentsInternal,
-		catalogue.NetworkAgentsMembers, catalogue.RunNetworks, catalogue.ProxyPublished, catalogue.ProxyReachable,
-		catalogue.DNSProxy, catalogue.DNSExternal, catalogue.EgressDNSDirect, catalogue.EgressHost,
-		catalogue.EgressProxyForward} {
+	for _, id := range []string{checks.NetworkAgentsExists, checks.NetworkAgentsInternal,
+		checks.NetworkAgentsMembers, checks.RunNetworks, checks.ProxyPublished, checks.ProxyReachable,
+		checks.DNSProxy, checks.DNSExternal, checks.EgressDNSDirect, checks.EgressHost,
+		checks.EgressProxyForward} {
 		s := statuses(r.report, d.Project, id)
 		assert.NotZero(t, s[report.Pass], "%s: %v", id, s)
 		assert.Zero(t, s[report.Fail]+s[report.Error]+s[report.Inconclusive], "%s: %v", id, s)
 	}
 	// Three canary queries, one per vantage, each a name of its own audit.
 	canaries := 0
-	for _, c := range checksOf(r.report, d.Project, catalogue.DNSExternal) {
+	for _, c := range checksOf(r.report, d.Project, checks.DNSExternal) {
 		if strings.HasSuffix(c.Target, "(canary)") {
 			canaries++
 		}
@@ -61,23 +61,23 @@ func TestMutantsFail(t *testing.T) {
 		// every target of the check must fail from that vantage, not just one
 		everyTarget bool
 	}{
-		{fixtures.NotInternal, catalogue.NetworkAgentsInternal, "host", false},
-		{fixtures.NotInternal, catalogue.EgressInternet, "fresh-run", false},
-		{fixtures.NotInternal, catalogue.DNSExternal, "fresh-run", false},
-		{fixtures.NotInternal, catalogue.EgressDNSDirect, "fresh-run", false},
-		{fixtures.RunOnDefault, catalogue.RunNetworks, "host", false},
-		{fixtures.RunOnDefault, catalogue.EgressInternet, "run:", false},
-		{fixtures.DBOnAgents, catalogue.NetworkAgentsMembers, "host", false},
-		{fixtures.DualHomedDNS, catalogue.DNSExternal, "run:", false},
-		{fixtures.ForwardingProxy, catalogue.EgressProxyForward, "fresh-run", true}, // CONNECT and absolute-URI GET
-		{fixtures.ForeignMember, catalogue.NetworkAgentsMembers, "host", false},
-		{fixtures.SharedProxy, catalogue.IsolationProjects, "fresh-run", false},
+		{fixtures.NotInternal, checks.NetworkAgentsInternal, "host", false},
+		{fixtures.NotInternal, checks.EgressInternet, "fresh-run", false},
+		{fixtures.NotInternal, checks.DNSExternal, "fresh-run", false},
+		{fixtures.NotInternal, checks.EgressDNSDirect, "fresh-run", false},
+		{fixtures.RunOnDefault, checks.RunNetworks, "host", false},
+		{fixtures.RunOnDefault, checks.EgressInternet, "run:", false},
+		{fixtures.DBOnAgents, checks.NetworkAgentsMembers, "host", false},
+		{fixtures.DualHomedDNS, checks.DNSExternal, "run:", false},
+		{fixtures.ForwardingProxy, checks.EgressProxyForward, "fresh-run", true}, // CONNECT and absolute-URI GET
+		{fixtures.ForeignMember, checks.NetworkAgentsMembers, "host", false},
+		{fixtures.SharedProxy, checks.IsolationProjects, "fresh-run", false},
 	} {
 		t.Run(string(tc.mutant)+"/"+tc.check, func(t *testing.T) {
 			t.Parallel()
 			d := up(t, fixtures.Options{Runs: 1, Mutants: []fixtures.Mutant{tc.mutant}})
-			r := audit(t, d.Project, closedPort(t), "--only", tc.check, "--only", catalogue.DNSProxy,
-				"--only", catalogue.ProxyReachable)
+			r := audit(t, d.Project, closedPort(t), "--only", tc.check, "--only", checks.DNSProxy,
+				"--only", checks.ProxyReachable)
 			require.NotNil(t, r.report, r.stderr)
 			assert.Equal(t, 1, r.code, "%v", failing(r.report))
 			assertFails(t, r.report, d.Project, tc.check, tc.vantage)
@@ -111,12 +111,12 @@ func TestHostServiceFails(t *testing.T) {
 	port, stop, err := fixtures.StartHostService()
 	require.NoError(t, err)
 	defer stop()
-	r := audit(t, d.Project, port, "--only", catalogue.EgressHost, "--only", catalogue.ProxyReachable)
+	r := audit(t, d.Project, port, "--only", checks.EgressHost, "--only", checks.ProxyReachable)
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 1, r.code)
-	assertFails(t, r.report, d.Project, catalogue.EgressHost, "fresh-run")
-	assertFails(t, r.report, d.Project, catalogue.EgressHost, "run:")
-	for _, c := range checksOf(r.report, d.Project, catalogue.EgressHost) {
+	assertFails(t, r.report, d.Project, checks.EgressHost, "fresh-run")
+	assertFails(t, r.report, d.Project, checks.EgressHost, "run:")
+	for _, c := range checksOf(r.report, d.Project, checks.EgressHost) {
 		if c.Status == report.Fail {
 			assert.Contains(t, c.Observed, "connected")
 		}
@@ -127,11 +127,11 @@ func TestHostServiceFails(t *testing.T) {
 func TestPublishedProxyWarns(t *testing.T) {
 	t.Parallel()
 	d := up(t, fixtures.Options{Mutants: []fixtures.Mutant{fixtures.PublishedProxy}})
-	r := audit(t, d.Project, closedPort(t), "--only", catalogue.ProxyPublished)
+	r := audit(t, d.Project, closedPort(t), "--only", checks.ProxyPublished)
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code)
-	assert.Equal(t, map[report.Status]int{report.Warn: 1}, statuses(r.report, d.Project, catalogue.ProxyPublished))
-	r = audit(t, d.Project, closedPort(t), "--only", catalogue.ProxyPublished, "--strict")
+	assert.Equal(t, map[report.Status]int{report.Warn: 1}, statuses(r.report, d.Project, checks.ProxyPublished))
+	r = audit(t, d.Project, closedPort(t), "--only", checks.ProxyPublished, "--strict")
 	assert.Equal(t, 1, r.code)
 }
 
@@ -143,13 +143,13 @@ func TestLostControlIsInconclusive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, api.NetworkDisconnect(ctx, d.Agents.ID, d.Proxy.ID, true))
-	r := audit(t, d.Project, closedPort(t), "--only", catalogue.DNSProxy, "--only", catalogue.DNSExternal,
-		"--only", catalogue.EgressInternet)
+	r := audit(t, d.Project, closedPort(t), "--only", checks.DNSProxy, "--only", checks.DNSExternal,
+		"--only", checks.EgressInternet)
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 3, r.code, "%v", failing(r.report))
 	assert.Equal(t, report.VerdictInconclusive, r.report.Verdict)
-	assert.NotZero(t, statuses(r.report, d.Project, catalogue.DNSExternal)[report.Inconclusive])
-	assert.Zero(t, statuses(r.report, d.Project, catalogue.DNSExternal)[report.Pass])
+	assert.NotZero(t, statuses(r.report, d.Project, checks.DNSExternal)[report.Inconclusive])
+	assert.Zero(t, statuses(r.report, d.Project, checks.DNSExternal)[report.Pass])
 }
 
 // A project whose stack is down fails network.agents.exists.
@@ -158,7 +158,7 @@ func TestMissingStackFails(t *testing.T) {
 	r := audit(t, "sbae2e-absent-"+randHex(3), closedPort(t))
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 1, r.code)
-	assertFails(t, r.report, r.report.Projects[0].Name, catalogue.NetworkAgentsExists, "host")
+	assertFails(t, r.report, r.report.Projects[0].Name, checks.NetworkAgentsExists, "host")
 }
 
 // Two correct projects side by side are isolated from each other, and
@@ -166,11 +166,11 @@ func TestMissingStackFails(t *testing.T) {
 func TestProjectsIsolated(t *testing.T) {
 	t.Parallel()
 	d := up(t, fixtures.Options{Runs: 1, SecondProject: true})
-	r := audit(t, d.Project, closedPort(t), "--only", catalogue.IsolationProjects, "--only", catalogue.ProxyReachable)
+	r := audit(t, d.Project, closedPort(t), "--only", checks.IsolationProjects, "--only", checks.ProxyReachable)
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
 	targets := 0
-	for _, c := range checksOf(r.report, d.Project, catalogue.IsolationProjects) {
+	for _, c := range checksOf(r.report, d.Project, checks.IsolationProjects) {
 		assert.Equal(t, report.Pass, c.Status, c.Target)
 		if strings.Contains(c.Target, d.Second.Project) {
 			targets++
@@ -178,7 +178,7 @@ func TestProjectsIsolated(t *testing.T) {
 	}
 	assert.NotZero(t, targets, "the second project's containers were probed")
 
-	args := append([]string{"audit", "--format", "json", "--all-projects", "--only", catalogue.NetworkAgentsInternal}, worldArgs(closedPort(t))...)
+	args := append([]string{"audit", "--format", "json", "--all-projects", "--only", checks.NetworkAgentsInternal}, worldArgs(closedPort(t))...)
 	all := runTool(t, nil, args...)
 	assert.Contains(t, all.stdout, `"name": "`+d.Project+`"`)
 	assert.Contains(t, all.stdout, `"name": "`+d.Second.Project+`"`)
@@ -214,24 +214,24 @@ func TestIPv6ProbedWhereEnabled(t *testing.T) {
 		}
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
-	r := audit(t, d.Project, port, "--only", catalogue.EgressHost, "--only", catalogue.ProxyReachable,
-		"--only", catalogue.NetworkAgentsInternal)
+	r := audit(t, d.Project, port, "--only", checks.EgressHost, "--only", checks.ProxyReachable,
+		"--only", checks.NetworkAgentsInternal)
 	require.NotNil(t, r.report, r.stderr)
 	require.Len(t, r.report.Projects, 1)
 	assert.Equal(t, []string{"ipv4", "ipv6"}, r.report.Projects[0].AddressFamilies)
 	v6reached := false
-	for _, c := range checksOf(r.report, d.Project, catalogue.EgressHost) {
+	for _, c := range checksOf(r.report, d.Project, checks.EgressHost) {
 		if c.Status == report.Fail && strings.Contains(c.Observed, "]:"+strconv.Itoa(port)+": connected") {
 			v6reached = true
 		}
 	}
 	assert.True(t, v6reached, "an IPv6 address of the host was probed and reached: %v", failing(r.report))
 	// Engines before 27 may not isolate IPv6 at all: said as a warning.
-	assert.NotZero(t, statuses(r.report, d.Project, catalogue.NetworkAgentsInternal)[report.Warn])
+	assert.NotZero(t, statuses(r.report, d.Project, checks.NetworkAgentsInternal)[report.Warn])
 
 	// An IPv4-only network: only ipv4 was probed.
 	d4 := up(t, fixtures.Options{})
-	r = audit(t, d4.Project, closedPort(t), "--only", catalogue.ProxyReachable)
+	r = audit(t, d4.Project, closedPort(t), "--only", checks.ProxyReachable)
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, []string{"ipv4"}, r.report.Projects[0].AddressFamilies)
 }

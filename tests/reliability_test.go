@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
+	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -67,7 +67,7 @@ func TestConcurrentAuditsOfOneProject(t *testing.T) {
 			require.NotNil(t, r.report, "%s: audit %d: exit %d, stderr %s", round, i, r.code, r.stderr)
 			assert.Equal(t, 0, r.code, "%s: audit %d: %v", round, i, failing(r.report))
 			assert.Equal(t, report.VerdictPass, r.report.Verdict, "%s: audit %d", round, i)
-			ms := checksOf(r.report, d.Project, catalogue.NetworkAgentsMembers)
+			ms := checksOf(r.report, d.Project, checks.NetworkAgentsMembers)
 			require.NotEmpty(t, ms, "%s: audit %d has no members check", round, i)
 			for _, c := range ms {
 				assert.Equal(t, report.Pass, c.Status, "%s: audit %d: members: %s %s: %s", round, i, c.Target, c.Observed, c.Message)
@@ -85,11 +85,11 @@ func TestConcurrentAuditsOfOneProject(t *testing.T) {
 		if round == "overlapping" {
 			// The short audit met the long one's probe and let it be.
 			seen := false
-			for _, c := range checksOf(ra.report, d.Project, catalogue.NetworkAgentsMembers) {
+			for _, c := range checksOf(ra.report, d.Project, checks.NetworkAgentsMembers) {
 				seen = seen || regexp.MustCompile(`\b[1-9][0-9]* audit probes`).MatchString(c.Observed)
 			}
 			assert.True(t, seen, "%s: the short audit saw no probe of the long one: %v",
-				round, checksOf(ra.report, d.Project, catalogue.NetworkAgentsMembers))
+				round, checksOf(ra.report, d.Project, checks.NetworkAgentsMembers))
 		}
 		assert.Zero(t, probesOf(t, d.Project), "%s: probe containers left behind", round)
 	}
@@ -212,10 +212,10 @@ func TestProbeImageSaveLoad(t *testing.T) {
 	})
 
 	d := up(t, fixtures.Options{Runs: 1})
-	r := audit(t, d.Project, closedPort(t), "--probe-image", ref, "--only", catalogue.DNSProxy)
+	r := audit(t, d.Project, closedPort(t), "--probe-image", ref, "--only", checks.DNSProxy)
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
-	s2 := statuses(r.report, d.Project, catalogue.DNSProxy)
+	s2 := statuses(r.report, d.Project, checks.DNSProxy)
 	assert.Equal(t, 2, s2[report.Pass], "fresh run and run 1: %v", s2)
 	assert.Zero(t, probesOf(t, d.Project))
 }
@@ -239,11 +239,11 @@ func TestHostileAnswers(t *testing.T) {
 
 	// The tarpit was reached from every vantage.
 	assert.NotZero(t, accepted.Load(), "no probe connected to the tarpit")
-	assertFails(t, r.report, d.Project, catalogue.EgressHost, "fresh-run")
+	assertFails(t, r.report, d.Project, checks.EgressHost, "fresh-run")
 	for _, run := range d.Runs {
-		assertFails(t, r.report, d.Project, catalogue.EgressHost, "run:"+run.RunID)
+		assertFails(t, r.report, d.Project, checks.EgressHost, "run:"+run.RunID)
 	}
-	for _, c := range checksOf(r.report, d.Project, catalogue.EgressHost) {
+	for _, c := range checksOf(r.report, d.Project, checks.EgressHost) {
 		if c.Status == report.Fail {
 			assert.Contains(t, c.Observed, "connected")
 		}
@@ -253,7 +253,7 @@ func TestHostileAnswers(t *testing.T) {
 	// run and from the other run.
 	hostile := d.Runs[0].RunID + " "
 	seen := 0
-	for _, id := range []string{catalogue.DaemonReferencePatch, catalogue.DaemonGradingGate, catalogue.DaemonPublicView} {
+	for _, id := range []string{checks.DaemonReferencePatch, checks.DaemonGradingGate, checks.DaemonPublicView} {
 		for _, c := range checksOf(r.report, d.Project, id) {
 			if strings.HasPrefix(c.Target, hostile) {
 				seen++
@@ -283,7 +283,7 @@ func TestBadProbeImage(t *testing.T) {
 	assert.NotContains(t, r.stderr, "goroutine")
 
 	probeErrors := map[string]bool{}
-	for _, c := range checksOf(r.report, d.Project, catalogue.AuditProbe) {
+	for _, c := range checksOf(r.report, d.Project, checks.AuditProbe) {
 		assert.Equal(t, report.Error, c.Status, c.Vantage)
 		probeErrors[c.Vantage] = true
 	}
@@ -295,8 +295,8 @@ func TestBadProbeImage(t *testing.T) {
 		reported[c.ID] = true
 		assert.Equal(t, report.Error, c.Status, "%s %s: %s", c.ID, c.Target, c.Observed)
 	}
-	for _, id := range []string{catalogue.DNSProxy, catalogue.ProxyReachable, catalogue.EgressInternet, catalogue.EgressHost,
-		catalogue.DNSExternal, catalogue.EgressDNSDirect, catalogue.EgressProxyForward} {
+	for _, id := range []string{checks.DNSProxy, checks.ProxyReachable, checks.EgressInternet, checks.EgressHost,
+		checks.DNSExternal, checks.EgressDNSDirect, checks.EgressProxyForward} {
 		assert.True(t, reported[id], "%s is reported from the fresh run, as an error", id)
 	}
 	assertVantagePasses(t, r.report, d.Project, "run:"+d.Runs[0].RunID)
@@ -353,6 +353,7 @@ func (p *toolProc) wait(t *testing.T) result {
 	if r.code >= 0 && r.code <= 3 && strings.HasPrefix(strings.TrimSpace(r.stdout), "{") {
 		r.report = &report.Report{}
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), r.report), r.stdout)
+		requireSchema(t, "report", []byte(r.stdout))
 	}
 	return r
 }

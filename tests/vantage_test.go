@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
-	"github.com/ssebench-audit/ssebench-audit/checks/catalogue"
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -54,7 +53,7 @@ func TestLiveRunFallsBackToJoinedProbe(t *testing.T) {
 	assert.ElementsMatch(t, []string{"fresh-run", "run:" + readOnly}, created)
 	assertVantagePasses(t, r.report, d.Project, "run:"+readOnly)
 	assertVantagePasses(t, r.report, d.Project, "run:"+writable)
-	for _, c := range checksOf(r.report, d.Project, catalogue.SocketAdmin) {
+	for _, c := range checksOf(r.report, d.Project, checks.SocketAdmin) {
 		if c.Vantage == "in-container:"+readOnly {
 			assert.Equal(t, report.Error, c.Status, "nothing could be copied in: %s", c.Observed)
 			assert.Contains(t, c.Observed, "copying the probe into the run")
@@ -62,7 +61,7 @@ func TestLiveRunFallsBackToJoinedProbe(t *testing.T) {
 	}
 
 	created = probeContainersCreated(t, d.Project, func() {
-		r = audit(t, d.Project, closedPort(t), "--skip", catalogue.SocketAdmin)
+		r = audit(t, d.Project, closedPort(t), "--skip", checks.SocketAdmin)
 	})
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
@@ -87,7 +86,7 @@ func TestLiveRunFallsBackToJoinedProbe(t *testing.T) {
 		"run:" + readOnly: checks.ViaRunExec, "run:" + writable: checks.ViaRunExec}, planVia(t, d.Project))
 	joined := map[string]string{"fresh-run": checks.ViaProbeContainer,
 		"run:" + readOnly: checks.ViaProbeContainer, "run:" + writable: checks.ViaProbeContainer}
-	assert.Equal(t, joined, planVia(t, d.Project, "--skip", catalogue.SocketAdmin))
+	assert.Equal(t, joined, planVia(t, d.Project, "--skip", checks.SocketAdmin))
 	assert.Equal(t, joined, planVia(t, d.Project, "--live-run-probe", "container"))
 }
 

@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
+	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -16,6 +17,7 @@ import (
 // auditFlags are shared by audit, gate and bench.
 type auditFlags struct {
 	cfg    checks.Config
+	docker docker.Options
 	format string
 	output string
 }
@@ -37,14 +39,14 @@ func (f *auditFlags) register(cmd *cobra.Command, reports bool) {
 	fl.StringArrayVar(&f.cfg.DNSServers, "dns-server", nil, "outside resolver IP that must not answer (repeatable; replaces the defaults)")
 	fl.IntSliceVar(&f.cfg.HostPorts, "host-port", nil, "port probed on the gateway and host addresses (repeatable; replaces the defaults)")
 	fl.StringArrayVar(&f.cfg.HostAddresses, "host-address", nil, "host address probed besides the gateway (repeatable; default: this host's interface addresses)")
-	fl.DurationVar(&f.cfg.Timeout, "timeout", checks.DefaultTimeout, "timeout of each probe")
+	fl.DurationVar(&f.cfg.Timeout, "timeout", checks.DefaultTimeout, "timeout of each probe (more than 0, at most "+checks.MaxTimeout.String()+")")
 	fl.IntVar(&f.cfg.Retries, "retries", 1, "probe inconclusive results again, up to this many times (never a reached target)")
-	fl.StringVar(&f.cfg.ProbeImage, "probe-image", "", "probe image to use instead of building one from this executable")
-	fl.StringVar(&f.cfg.ProbeDNS, "probe-dns", "", "upstream resolver of the fresh-run probe (as docker run --dns); for test deployments with their own internet stand-in")
+	fl.StringVar(&f.docker.ProbeImage, "probe-image", "", "probe image to use instead of building one from this executable")
+	fl.StringVar(&f.docker.ProbeDNS, "probe-dns", "", "upstream resolver of the fresh-run probe (as docker run --dns); for test deployments with their own internet stand-in")
 	fl.BoolVar(&f.cfg.Strict, "strict", false, "count warnings as failures")
 	fl.StringArrayVar(&f.cfg.Only, "only", nil, "run only this check ID (repeatable)")
 	fl.StringArrayVar(&f.cfg.Skip, "skip", nil, "skip this check ID (repeatable)")
-	fl.IntVar(&f.cfg.Workers, "workers", 8, "live runs audited at once")
+	fl.IntVar(&f.cfg.Workers, "workers", checks.DefaultWorkers, "vantage points probed at once (at least 1)")
 	fl.StringVar(&f.cfg.LiveRunProbe, "live-run-probe", checks.LiveRunExec, "how a live run's network checks are made: "+
 		checks.LiveRunExec+" (by the probe the in-container check runs in it anyway) or "+checks.LiveRunContainer+
 		" (a probe container joined to its network namespace: slower, nothing but the socket check runs inside)")
@@ -61,11 +63,21 @@ func (f *auditFlags) config() (checks.Config, error) {
 		cfg.Projects = []string{p}
 	}
 	cfg.ToolVersion = version
-	if err := cfg.WithDefaults().Validate(); err != nil {
+	// The flags carry their defaults: what is zero or negative here, the
+	// user typed.
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	if err := f.docker.Validate(); err != nil {
 		return cfg, err
 	}
 	if !formatKnown(f.format) {
 		return cfg, fmt.Errorf("unknown --format %q (known: %v)", f.format, report.Formats())
+	}
+	// A report that cannot be written is found out before the audit, not
+	// after it, when it would be lost.
+	if err := checkDestination("--output", f.output); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -79,8 +91,9 @@ func formatKnown(name string) bool {
 	return false
 }
 
-// run validates the flags, connects to the engine and calls fn with both.
-func (f *auditFlags) run(fn func(checks.Config, *client.Client) error) error {
+// run validates the flags, connects to the engine and calls fn with the
+// configuration and the backend.
+func (f *auditFlags) run(fn func(checks.Config, *docker.Backend) error) error {
 	cfg, err := f.config()
 	if err != nil {
 		return err
@@ -90,7 +103,7 @@ func (f *auditFlags) run(fn func(checks.Config, *client.Client) error) error {
 		return err
 	}
 	defer api.Close()
-	return fn(cfg, api)
+	return fn(cfg, docker.New(api, f.docker))
 }
 
 // finish writes the report as asked and maps its verdict to the exit status.
@@ -111,8 +124,8 @@ func newAuditCmd() *cobra.Command {
 		Short: "Audit the deployment and report (exit 0 pass, 1 fail, 2 error, 3 inconclusive)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.run(func(cfg checks.Config, api *client.Client) error {
-				rep, err := checks.Audit(cmd.Context(), api, cfg)
+			return f.run(func(cfg checks.Config, b *docker.Backend) error {
+				rep, err := checks.Audit(cmd.Context(), b, cfg)
 				if err != nil {
 					return err
 				}
@@ -127,7 +140,7 @@ func newAuditCmd() *cobra.Command {
 // writeReport renders to stdout, or to a file.
 func writeReport(format, output string, rep *report.Report) error {
 	var buf bytes.Buffer
-	if err := report.Render(&buf, format, rep); err != nil {
+	if err := report.Render(&buf, format, rep, report.Options{Catalogue: checks.Entries()}); err != nil {
 		return err
 	}
 	if output == "" || output == "-" {
@@ -135,6 +148,23 @@ func writeReport(format, output string, rep *report.Report) error {
 		return err
 	}
 	return writeFileAtomic(output, buf.Bytes())
+}
+
+// checkDestination says whether a file can be written at path: its
+// directory exists and takes a new file, and path is no directory.
+func checkDestination(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s %s: is a directory", flag, path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ssebench-audit-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write there: %w", flag, path, errors.Unwrap(err))
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }
 
 // writeFileAtomic replaces path in one step, so a crash never leaves half

@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 	"github.com/ssebench-audit/ssebench-audit/bench"
+	"github.com/ssebench-audit/ssebench-audit/checks"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -57,10 +59,11 @@ func newBenchCmd() *cobra.Command {
 				return err
 			}
 			defer api.Close()
-			if _, err := api.ServerVersion(cmd.Context()); err != nil {
-				return fmt.Errorf("cannot reach the Docker engine: %v", err)
+			b := docker.New(api, f.docker)
+			if _, err := b.Engine(cmd.Context()); err != nil {
+				return fmt.Errorf("%w: %w", checks.ErrEngine, err)
 			}
-			res := bench.Run(cmd.Context(), api, o)
+			res := bench.Run(cmd.Context(), b, o)
 			render := bench.RenderTable
 			if format == "json" {
 				render = bench.RenderJSON

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ssebench-audit/ssebench-audit/checks"
+	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 )
 
 func newCleanupCmd() *cobra.Command {
@@ -23,14 +23,15 @@ func newCleanupCmd() *cobra.Command {
 				return err
 			}
 			defer api.Close()
+			b := docker.New(api, docker.Options{})
 			// Cleanup runs to its end even after Ctrl-C: half a sweep helps no one.
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 2*time.Minute)
 			defer cancel()
 			var n int
 			if project != "" {
-				n, err = checks.SweepProject(ctx, api, project)
+				n, err = b.SweepProject(ctx, project)
 			} else {
-				n, err = checks.Sweep(ctx, api, auditID)
+				n, err = b.Sweep(ctx, auditID)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d probe containers\n", n)
 			if err != nil {
@@ -40,12 +41,12 @@ func newCleanupCmd() *cobra.Command {
 			if project != "" {
 				projects = []string{project}
 			}
-			n, err = checks.SweepCopies(ctx, api, projects, auditID, "")
+			n, err = b.SweepCopies(ctx, projects, auditID)
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d files copied into runs\n", n)
 			if err != nil || !images {
 				return err
 			}
-			n, err = checks.RemoveProbeImages(ctx, api)
+			n, err = docker.RemoveProbeImages(ctx, api)
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d probe images\n", n)
 			return err
 		},

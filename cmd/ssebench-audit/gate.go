@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 
-	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
+	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -21,13 +21,16 @@ func newGateCmd() *cobra.Command {
 			"start and end time. Exit status as for audit: 0 pass, 1 fail, 2 error, 3 inconclusive.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.run(func(cfg checks.Config, api *client.Client) error {
-				rep, ev, err := checks.Run(cmd.Context(), api, cfg)
+			if err := checkDestination("--attestation", attestation); err != nil {
+				return err
+			}
+			return f.run(func(cfg checks.Config, b *docker.Backend) error {
+				rep, ev, err := checks.Run(cmd.Context(), b, cfg)
 				if err != nil {
 					return err
 				}
-				if info, err := api.Info(cmd.Context()); err == nil {
-					ev.EngineID = info.ID
+				if id, err := b.EngineID(cmd.Context()); err == nil {
+					ev.EngineID = id
 				}
 				var buf bytes.Buffer
 				if err := report.WriteAttestation(&buf, report.NewAttestation(rep, ev)); err != nil {

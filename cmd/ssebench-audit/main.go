@@ -58,7 +58,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddCommand(newAuditCmd(), newGateCmd(), newBenchCmd(), newPlanCmd(), newCleanupCmd(), newProbeCmd(), newProbeImageCmd(),
-		newVersionCmd(), newFixtureStubCmd(), newDemoCmd())
+		newVersionCmd(), newFixtureStubCmd(), newDemoCmd(), newChecksCmd(), newSchemaCmd())
 	return root
 }
 

@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/json"
 
-	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
+	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 )
 
@@ -16,8 +16,8 @@ func newPlanCmd() *cobra.Command {
 		Short: "Print, as JSON, every probe an audit would send and from where, without sending any",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.run(func(cfg checks.Config, api *client.Client) error {
-				plans, err := checks.Plan(cmd.Context(), api, cfg)
+			return f.run(func(cfg checks.Config, b *docker.Backend) error {
+				plans, err := checks.Plan(cmd.Context(), b, cfg)
 				if err != nil {
 					return err
 				}

@@ -10,7 +10,7 @@ import (
 
 // newProbeCmd is what runs inside probe containers (hidden: not for users).
 func newProbeCmd() *cobra.Command {
-	var planFile, networkPlan string
+	var planFile, rootPlan string
 	var remove, as []string
 	cmd := &cobra.Command{
 		Use:    "probe",
@@ -25,7 +25,7 @@ func newProbeCmd() *cobra.Command {
 					exe = os.Args[0]
 				}
 				m := probes.InRun{Exe: exe, Plan: planFile, Users: as, Passwd: "/etc/passwd",
-					NetworkPlan: networkPlan, Remove: remove}.Run(cmd.Context())
+					RootPlan: rootPlan, Remove: remove}.Run(cmd.Context())
 				return probes.WriteMulti(cmd.OutOrStdout(), m)
 			}
 			if len(remove) > 0 {
@@ -44,7 +44,7 @@ func newProbeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&planFile, "plan", "/plan.json", "the plan to run")
-	cmd.Flags().StringVar(&networkPlan, "network-plan", "", "with --as: also run this plan as the exec's own user (a live run's network checks)")
+	cmd.Flags().StringVar(&rootPlan, "root-plan", "", "with --as: also run this plan as the exec's own user, root (a live run's network checks, and what only root may examine)")
 	cmd.Flags().StringArrayVar(&remove, "remove", nil, "remove these files copied by the audit (names starting .sba-)")
 	cmd.Flags().StringArrayVar(&as, "as", nil, "run the plan as this user (uid:gid or a name in /etc/passwd), repeatable; needs root")
 	return cmd

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ssebench-audit/ssebench-audit/checks"
+	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 )
 
 // newProbeImageCmd moves the probe image to hosts that cannot build it.
@@ -29,7 +29,7 @@ func newProbeImageCmd() *cobra.Command {
 				return err
 			}
 			defer api.Close()
-			ref, _, err := checks.EnsureProbeImage(cmd.Context(), api, "")
+			ref, _, err := docker.EnsureProbeImage(cmd.Context(), api, "")
 			if err != nil {
 				return err
 			}
@@ -46,7 +46,7 @@ func newProbeImageCmd() *cobra.Command {
 				return err
 			}
 			defer api.Close()
-			ref, _, err := checks.EnsureProbeImage(cmd.Context(), api, "")
+			ref, _, err := docker.EnsureProbeImage(cmd.Context(), api, "")
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,18 @@
+package docker
+
+import (
+	"context"
+
+	"github.com/ssebench-audit/ssebench-audit/images"
+)
+
+// EnsureProbeImage builds the probe image from the tool's executable unless
+// an image with its content-hash tag exists.
+func EnsureProbeImage(ctx context.Context, api images.Builder, binary string) (string, bool, error) {
+	binary, err := executablePath(binary)
+	if err != nil {
+		return "", false, err
+	}
+	return images.Ensure(ctx, api, images.Spec{Repo: "ssebench-audit-probe", Dockerfile: images.ProbeDockerfile,
+		Binary: binary, Labels: map[string]string{LabelProbe: "image"}})
+}
