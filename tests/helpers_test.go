@@ -16,7 +16,7 @@ import (
 
 	"github.com/ssebench-audit/ssebench-audit/fixtures"
 	"github.com/ssebench-audit/ssebench-audit/report"
-	"github.com/ssebench-audit/ssebench-audit/schema"
+	"github.com/ssebench-audit/ssebench-audit/schema/validate"
 )
 
 // up materialises a deployment for one test and removes it when the test
@@ -91,8 +91,8 @@ func audit(t *testing.T, project string, hostPort int, extra ...string) result {
 // the schema describes every field of it.
 func requireSchema(t *testing.T, name string, doc []byte) {
 	t.Helper()
-	require.NoError(t, schema.Validate(name, doc))
-	require.Empty(t, schema.Undescribed(name, doc), "fields the %s schema does not describe", name)
+	require.NoError(t, validate.Validate(name, doc))
+	require.Empty(t, validate.Undescribed(name, doc), "fields the %s schema does not describe", name)
 }
 
 // runTool runs the binary with env added to the environment.

@@ -1,4 +1,4 @@
-package schema_test
+package validate_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/ssebench-audit/ssebench-audit/bench"
 	"github.com/ssebench-audit/ssebench-audit/report"
 	"github.com/ssebench-audit/ssebench-audit/schema"
+	"github.com/ssebench-audit/ssebench-audit/schema/validate"
 )
 
 var t0 = time.Date(2025, 3, 14, 9, 26, 53, 123456789, time.UTC)
@@ -59,8 +60,8 @@ func reportJSON(t *testing.T, r *report.Report) []byte {
 // schema.
 func requireDescribed(t *testing.T, name string, doc []byte) {
 	t.Helper()
-	require.NoError(t, schema.Validate(name, doc))
-	require.Empty(t, schema.Undescribed(name, doc), "fields the code writes but the %s schema does not declare", name)
+	require.NoError(t, validate.Validate(name, doc))
+	require.Empty(t, validate.Undescribed(name, doc), "fields the code writes but the %s schema does not declare", name)
 }
 
 func TestNames(t *testing.T) {
@@ -81,7 +82,7 @@ func TestSchemasArePublishable(t *testing.T) {
 			checkOpenAndDescribed(t, name, s)
 			// A schema that does not compile fails every document with
 			// another error than a mismatch.
-			err = schema.Validate(name, []byte(`{"runs": [{}]}`))
+			err = validate.Validate(name, []byte(`{"runs": [{}]}`))
 			require.ErrorContains(t, err, "does not match the "+name+" schema: ")
 		})
 	}
@@ -115,8 +116,8 @@ func checkOpenAndDescribed(t *testing.T, where string, v any) {
 func TestGetUnknown(t *testing.T) {
 	_, err := schema.Get("sarif")
 	require.EqualError(t, err, `unknown schema "sarif" (known: attestation, bench, report, run)`)
-	require.Error(t, schema.Validate("sarif", []byte("{}")))
-	require.NotEmpty(t, schema.Undescribed("sarif", []byte("{}")))
+	require.Error(t, validate.Validate("sarif", []byte("{}")))
+	require.NotEmpty(t, validate.Undescribed("sarif", []byte("{}")))
 }
 
 func TestReportAsRendered(t *testing.T) {
@@ -219,7 +220,7 @@ func TestValidateRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := schema.Validate("report", edit(t, tc.change))
+			err := validate.Validate("report", edit(t, tc.change))
 			require.Error(t, err)
 			assert.NotContains(t, err.Error(), "\n")
 			for _, w := range tc.want {
@@ -239,14 +240,14 @@ func TestValidateNamesNestedPlace(t *testing.T) {
 	firstCheck(m["runs"].([]any)[0].(map[string]any)["gate"].(map[string]any))["status"] = "ok"
 	doc, err := json.Marshal(m)
 	require.NoError(t, err)
-	err = schema.Validate("bench", doc)
+	err = validate.Validate("bench", doc)
 	require.Error(t, err)
 	assert.Regexp(t, `^does not match the bench schema: at '/runs/0/gate/projects/0/checks/0/status': `, err.Error())
 }
 
 func TestValidateNotJSON(t *testing.T) {
-	require.ErrorContains(t, schema.Validate("report", []byte(`{"tool":`)), "not a JSON document")
-	require.ErrorContains(t, schema.Validate("report", []byte(`{} {}`)), "not a JSON document")
+	require.ErrorContains(t, validate.Validate("report", []byte(`{"tool":`)), "not a JSON document")
+	require.ErrorContains(t, validate.Validate("report", []byte(`{} {}`)), "not a JSON document")
 }
 
 // Unknown keys are accepted (the contract lets fields be added) but listed;
@@ -258,7 +259,7 @@ func TestUndescribedNamesExtraKeys(t *testing.T) {
 		firstCheck(m)["foo"] = map[string]any{"bar": true}
 		m["summary"].(map[string]any)["flaky"] = 0
 	})
-	require.NoError(t, schema.Validate("report", doc))
-	require.Equal(t, []string{"extra", "projects[].checks[].foo", "summary.flaky"}, schema.Undescribed("report", doc))
-	require.Equal(t, []string{"error: not a JSON document: unexpected EOF"}, schema.Undescribed("report", []byte("{")))
+	require.NoError(t, validate.Validate("report", doc))
+	require.Equal(t, []string{"extra", "projects[].checks[].foo", "summary.flaky"}, validate.Undescribed("report", doc))
+	require.Equal(t, []string{"error: not a JSON document: unexpected EOF"}, validate.Undescribed("report", []byte("{")))
 }
