@@ -27,12 +27,12 @@ func NewAuditID() string {
 // audit could run at all (bad settings, engine unreachable, nothing to
 // audit); everything else, interruption included, is a result in the report.
 func Audit(ctx context.Context, b Backend, cfg Config) (*report.Report, error) {
-	rep, _, err := Run(ctx, b, cfg)
+	rep, _, err := AuditWithEvidence(ctx, b, cfg)
 	return rep, err
 }
 
-// Run is Audit with the evidence the gate attests.
-func Run(ctx context.Context, b Backend, cfg Config) (*report.Report, *report.Evidence, error) {
+// AuditWithEvidence is Audit with the evidence the gate attests.
+func AuditWithEvidence(ctx context.Context, b Backend, cfg Config) (*report.Report, *report.Evidence, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err

@@ -285,7 +285,7 @@ func TestAuditCloseFails(t *testing.T) {
 }
 
 func TestGateEvidence(t *testing.T) {
-	rep, ev, err := checks.Run(context.Background(), fake("ra"), config())
+	rep, ev, err := checks.AuditWithEvidence(context.Background(), fake("ra"), config())
 	require.NoError(t, err)
 	assert.Equal(t, "fake-probe:1", ev.ProbeImage)
 	assert.Equal(t, []report.NetworkRef{{Project: "p", Name: "p_agents", ID: "agents-id", Internal: true},

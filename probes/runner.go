@@ -38,9 +38,9 @@ var registry = map[Kind]func(context.Context, Task) Result{
 	KindFile: probeFile,
 }
 
-// Run executes every task of p concurrently and returns the results in the
+// RunPlan executes every task of p concurrently and returns the results in the
 // order of p.Tasks, with the process's own uid and gid. It never panics on a task: a bad task is an Error result.
-func Run(ctx context.Context, p Plan) Report {
+func RunPlan(ctx context.Context, p Plan) Report {
 	results := make([]Result, len(p.Tasks))
 	sem := make(chan struct{}, maxConcurrent)
 	var wg sync.WaitGroup
@@ -112,7 +112,7 @@ func Execute(ctx context.Context, planJSON []byte, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep := Run(ctx, p)
+	rep := RunPlan(ctx, p)
 	if rep.Results == nil {
 		rep.Results = []Result{}
 	}
@@ -143,7 +143,7 @@ func RunPlanFile(ctx context.Context, path string) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Run(ctx, p)
+	rep := RunPlan(ctx, p)
 	if rep.Results == nil {
 		rep.Results = []Result{}
 	}

@@ -35,7 +35,7 @@ func TestRun(t *testing.T) {
 		{ID: "http", Kind: KindHTTP, Address: httpAddr, Target: "/reference/patch"},
 		{ID: "dns-timeout", Kind: KindDNS, Name: "timeout.test", Address: udpDNS, TimeoutMS: 100},
 	}}
-	rep := Run(context.Background(), p)
+	rep := RunPlan(context.Background(), p)
 	assert.Equal(t, Version, rep.Version)
 	require.Len(t, rep.Results, len(p.Tasks))
 	want := []Outcome{ServFail, Connected, Refused, Error, Response, Timeout}
@@ -64,13 +64,13 @@ func TestRunUnixAndFile(t *testing.T) {
 		{ID: "file", Kind: KindFile, Path: sock},
 		{ID: "file-missing", Kind: KindFile, Path: filepath.Join(dir, "none.sock")},
 	}}
-	rep := Run(context.Background(), p)
+	rep := RunPlan(context.Background(), p)
 	assert.Equal(t, os.Getuid(), rep.UID)
 	assert.Equal(t, os.Getgid(), rep.GID)
 	require.Len(t, rep.Results, 4)
 	defer func(u, g func() int) { getuid, getgid = u, g }(getuid, getgid)
 	getuid, getgid = func() int { return 1000 }, func() int { return 1001 }
-	ids := Run(context.Background(), Plan{})
+	ids := RunPlan(context.Background(), Plan{})
 	assert.Equal(t, 1000, ids.UID, "the report carries the process's ids")
 	assert.Equal(t, 1001, ids.GID)
 	getuid, getgid = os.Getuid, os.Getgid
@@ -104,7 +104,7 @@ func TestRunConcurrent(t *testing.T) {
 		p.Tasks = append(p.Tasks, Task{ID: fmt.Sprint(i), Kind: KindUDP, Address: silent})
 	}
 	start := time.Now()
-	rep := Run(context.Background(), p)
+	rep := RunPlan(context.Background(), p)
 	took := time.Since(start)
 	assert.Less(t, took, 1500*time.Millisecond, "tasks run concurrently")
 	assert.GreaterOrEqual(t, took, 400*time.Millisecond, "at most 64 at once")
@@ -120,7 +120,7 @@ func TestRunPanicAndEmptyOutcome(t *testing.T) {
 	registry["panics"] = func(context.Context, Task) Result { panic("boom") }
 	registry["silent"] = func(context.Context, Task) Result { return Result{} }
 	t.Cleanup(func() { delete(registry, "panics"); delete(registry, "silent") })
-	rep := Run(context.Background(), Plan{Tasks: []Task{{ID: "a", Kind: "panics"}, {ID: "b", Kind: "silent"}}})
+	rep := RunPlan(context.Background(), Plan{Tasks: []Task{{ID: "a", Kind: "panics"}, {ID: "b", Kind: "silent"}}})
 	require.Len(t, rep.Results, 2)
 	assert.Equal(t, Result{ID: "a", Kind: "panics", Outcome: Error, Detail: "probe panicked: boom", DurationMS: rep.Results[0].DurationMS}, rep.Results[0])
 	assert.Equal(t, Error, rep.Results[1].Outcome)
@@ -131,7 +131,7 @@ func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	silent, _ := udpServer(t, func([]byte) []byte { return nil })
-	rep := Run(ctx, Plan{Tasks: []Task{{ID: "a", Kind: KindUDP, Address: silent}}})
+	rep := RunPlan(ctx, Plan{Tasks: []Task{{ID: "a", Kind: KindUDP, Address: silent}}})
 	require.Len(t, rep.Results, 1)
 	assert.Equal(t, "a", rep.Results[0].ID)
 	assert.NotEqual(t, Connected, rep.Results[0].Outcome)

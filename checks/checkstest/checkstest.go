@@ -108,7 +108,7 @@ func (b *Backend) FindRun(_ context.Context, project, runID string) (*checks.Con
 	if !b.NewRuns {
 		return nil, nil
 	}
-	r := Run(fmt.Sprintf("%d", 10+len(d.Runs)), runID, project)
+	r := LiveRun(fmt.Sprintf("%d", 10+len(d.Runs)), runID, project)
 	d.Runs = append(d.Runs, r)
 	d.Agents.Members = append(d.Agents.Members, checks.Member{ID: r.ID, Name: r.Name, Known: true, Run: true})
 	return &r, nil
@@ -277,15 +277,15 @@ func Deployment(project string, runIDs ...string) *checks.Deployment {
 			Members: []checks.Member{{ID: "1", Name: proxy.Name, Address: ProxyIP, Known: true, Project: project, Service: checks.ServiceProxy}}},
 		Default: &checks.Network{Name: checks.DefaultName(project), ID: "default-id"}}
 	for i, id := range runIDs {
-		r := Run(fmt.Sprintf("%d", 2+i), id, project)
+		r := LiveRun(fmt.Sprintf("%d", 2+i), id, project)
 		d.Runs = append(d.Runs, r)
 		d.Agents.Members = append(d.Agents.Members, checks.Member{ID: r.ID, Name: r.Name, Address: r.Networks[agents].IPv4, Known: true, Run: true})
 	}
 	return d
 }
 
-// Run is a live restricted run of project, as `ssebench run` starts it.
-func Run(id, runID, project string) checks.Container {
+// LiveRun is a live restricted run of project, as `ssebench run` starts it.
+func LiveRun(id, runID, project string) checks.Container {
 	return checks.Container{ID: id, Name: "sse-" + runID, Running: true, RunID: runID, TaskID: "task-" + runID,
 		Networks:  map[string]checks.Endpoint{checks.AgentsName(project): {IPv4: "10.9.1." + id, Gateway: "10.9.0.1"}},
 		Hardening: &checks.Hardening{}}

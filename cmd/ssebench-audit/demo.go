@@ -28,7 +28,7 @@ func newDemoCmd() *cobra.Command {
 				return err
 			}
 			defer api.Close()
-			return demo.Run(cmd.Context(), api, o)
+			return demo.Show(cmd.Context(), api, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "table", "report format of each audit")

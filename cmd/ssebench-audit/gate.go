@@ -25,7 +25,7 @@ func newGateCmd() *cobra.Command {
 				return err
 			}
 			return f.run(func(cfg checks.Config, b *docker.Backend) error {
-				rep, ev, err := checks.Run(cmd.Context(), b, cfg)
+				rep, ev, err := checks.AuditWithEvidence(cmd.Context(), b, cfg)
 				if err != nil {
 					return err
 				}
