@@ -175,7 +175,7 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 	for _, r := range runJobs(ctx, jobs, a.cfg.Workers, headStart) {
 		out = append(out, r...)
 	}
-	return out, dep.Families()
+	return mergeTargets(out), dep.Families()
 }
 
 // hostChecks makes the wanted host checks, in catalogue order; an audit of

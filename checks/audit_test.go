@@ -71,8 +71,11 @@ func TestAuditCorrectDeployment(t *testing.T) {
 		assert.NotZero(t, vs[v], v)
 	}
 	assert.Len(t, rows(rep, checks.IsolationProjects, "run:ra"), 0, "isolation is a fresh-run check")
-	assert.Len(t, rows(rep, checks.DaemonReferencePatch, "run:ra"), 1, "the other run's daemon")
-	assert.Len(t, rows(rep, checks.DaemonReferencePatch, "fresh-run"), 2)
+	// One row per daemon, naming where it was asked from.
+	patch := rows(rep, checks.DaemonReferencePatch, "")
+	require.Len(t, patch, 2)
+	assert.Equal(t, []string{"fresh-run", "run:rb"}, patch[0].Vantages, patch[0].Target)
+	assert.Equal(t, []string{"fresh-run", "run:ra"}, patch[1].Vantages, patch[1].Target)
 	for _, c := range rep.Projects[0].Checks {
 		assert.Empty(t, c.Remedy, "%s passed: no fix to give", c.ID)
 	}

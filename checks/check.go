@@ -21,6 +21,9 @@ type Check struct {
 	// one run (bench's in-flight audit); the others are about the whole
 	// deployment.
 	PerRun bool
+	// PerTarget: what it finds is a property of its target, not of where
+	// it was seen from: one row per target, naming every vantage point.
+	PerTarget bool
 
 	Host   func(HostInput) []report.Check
 	Plan   func(PlanInput) []Planned

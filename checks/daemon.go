@@ -22,29 +22,32 @@ const (
 
 var (
 	daemonReferencePatch = &Check{
-		ID:      DaemonReferencePatch,
-		Title:   "No run's daemon serves the reference patch on port 4263",
-		From:    FromRuns,
-		Remedy:  "Upgrade the run images to a daemon that serves /reference/patch on the admin socket only; remove kept containers of older versions.",
-		Control: ProxyReachable,
+		ID:        DaemonReferencePatch,
+		PerTarget: true,
+		Title:     "No run's daemon serves the reference patch on port 4263",
+		From:      FromRuns,
+		Remedy:    "Upgrade the run images to a daemon that serves /reference/patch on the admin socket only; remove kept containers of older versions.",
+		Control:   ProxyReachable,
 		Plan: daemonPlan(daemonRequest{Method: "GET", Target: "/reference/patch", Expected: "403 (admin socket only)",
 			withVersion: true, judge: judgeForbidden(DaemonReferencePatch)}),
 	}
 	daemonGradingGate = &Check{
-		ID:      DaemonGradingGate,
-		Title:   "No run's daemon accepts grading requests on port 4263",
-		From:    FromRuns,
-		Remedy:  "Upgrade the run images to a daemon with the grading gate.",
-		Control: ProxyReachable,
+		ID:        DaemonGradingGate,
+		PerTarget: true,
+		Title:     "No run's daemon accepts grading requests on port 4263",
+		From:      FromRuns,
+		Remedy:    "Upgrade the run images to a daemon with the grading gate.",
+		Control:   ProxyReachable,
 		Plan: daemonPlan(daemonRequest{Method: "POST", Target: "/tool/nonexistent?action=x", Body: `{"grading":true}`,
 			Expected: "403 (grading checks on the admin socket only)", judge: judgeForbidden(DaemonGradingGate)}),
 	}
 	daemonPublicView = &Check{
-		ID:      DaemonPublicView,
-		Title:   "No run's public project view carries reference material",
-		From:    FromRuns,
-		Remedy:  "Upgrade the run images; the public view must never include the reference patch or hidden tests.",
-		Control: ProxyReachable,
+		ID:        DaemonPublicView,
+		PerTarget: true,
+		Title:     "No run's public project view carries reference material",
+		From:      FromRuns,
+		Remedy:    "Upgrade the run images; the public view must never include the reference patch or hidden tests.",
+		Control:   ProxyReachable,
 		Plan: daemonPlan(daemonRequest{Method: "GET", Target: "/project", Expected: "no reference material",
 			inspectJSON: true, judge: judgePublicView}),
 	}
@@ -110,16 +113,11 @@ func daemonPlan(q daemonRequest) func(PlanInput) []Planned {
 	}
 }
 
-// daemonTargets are the runs whose daemon a vantage asks: every live daemon
-// holder on the agents network but the vantage's own run (or pair).
+// daemonTargets are the runs whose daemon a vantage asks: what a daemon
+// answers is its own property, so every daemon is asked from the fresh
+// run and from the few live runs that sample it, never from every run.
 func daemonTargets(d *Deployment, v Vantage) []Container {
-	var out []Container
-	for _, r := range d.Runs {
-		if r.Running && d.Restricted(r) && r.HoldsDaemon() && !v.ownRun(r) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return v.targets(d, Container.HoldsDaemon)
 }
 
 // daemonTimeout bounds a daemon's answer: a healthy daemon answers at once,

@@ -3,6 +3,7 @@ package checks
 import (
 	"net"
 	"sort"
+	"strings"
 )
 
 // Vantage is where active checks stand: a fresh run (a probe placed as
@@ -52,3 +53,58 @@ func InContainerVantage(r Container) string { return "in-container:" + r.RunName
 func (v Vantage) ownRun(r Container) bool {
 	return v.Run != nil && (v.Run.ID == r.ID || (r.Pair != "" && r.Pair == v.Run.Pair))
 }
+
+// PeerSample is how many other runs each live run probes: enough that
+// every run is a target of others, few enough that an audit grows with
+// the runs, not with their pairs.
+const PeerSample = 2
+
+// targets are the runs among those that want(r) that a vantage probes:
+// every one from the fresh run; from a live run, the next PeerSample in
+// ring order of the live restricted runs (so every run is a target),
+// and every run attached to other networks than the vantage's own (what
+// two runs on the same networks reach of each other, a third reaches too;
+// runs attached differently are not alike).
+func (v Vantage) targets(d *Deployment, want func(Container) bool) []Container {
+	var ring []Container
+	for _, r := range d.Runs {
+		if r.Running && d.Restricted(r) {
+			ring = append(ring, r)
+		}
+	}
+	if v.Run == nil {
+		var out []Container
+		for _, r := range ring {
+			if want(r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	at := -1
+	for i, r := range ring {
+		if r.ID == v.Run.ID {
+			at = i
+		}
+	}
+	own := attachments(*v.Run)
+	var out []Container
+	sampled := 0
+	for k := 1; k < len(ring); k++ {
+		r := ring[(at+k+len(ring))%len(ring)]
+		if v.ownRun(r) || !want(r) {
+			continue
+		}
+		switch {
+		case sampled < PeerSample:
+			sampled++
+			out = append(out, r)
+		case attachments(r) != own:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// attachments names the networks a container is on, as one key.
+func attachments(c Container) string { return strings.Join(c.NetworkNames(), ",") }

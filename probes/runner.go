@@ -36,6 +36,8 @@ var registry = map[Kind]func(context.Context, Task) Result{
 	KindHTTP: probeHTTP,
 	KindUnix: probeUnix,
 	KindFile: probeFile,
+
+	KindListeners: probeListeners,
 }
 
 // RunPlan executes every task of p concurrently and returns the results in the

@@ -13,6 +13,9 @@ const (
 	KindHTTP Kind = "http"
 	KindUnix Kind = "unix" // connect() to the Unix stream socket at Path, close at once, send nothing
 	KindFile Kind = "file" // lstat of Path and of its parent directory
+	// KindListeners reads what the probe's network namespace listens on
+	// (Path is the proc root, default /proc).
+	KindListeners Kind = "listeners"
 )
 
 // Task is one probe the host asks a probe container to run.
@@ -87,6 +90,9 @@ const (
 	NotFound Outcome = "not-found" // ENOENT / ENOTDIR
 	Exists   Outcome = "exists"    // file: lstat succeeded
 
+	// listeners: the tables were read (Listeners lists what was found)
+	Listed Outcome = "listed"
+
 	Error Outcome = "error" // the probe itself could not run (bad task, no resolv.conf, ...)
 )
 
@@ -108,6 +114,20 @@ type Result struct {
 	// tells "nothing listening" from "connected but never answered".
 	Connected bool        `json:"connected,omitempty"`
 	File      *FileResult `json:"file,omitempty"` // file
+	// Listeners (listeners): every TCP socket listening and UDP socket
+	// bound in the namespace, at most MaxListeners.
+	Listeners []Listener `json:"listeners,omitempty"`
+}
+
+// Listener is one listening socket.
+type Listener struct {
+	Proto   string `json:"proto"`   // tcp or udp
+	Address string `json:"address"` // the local address it is bound to: "0.0.0.0", "::", "127.0.0.1", ...
+	Port    int    `json:"port"`
+	UID     int    `json:"uid"`
+	// Process is the command line of a process holding the socket, short
+	// and printable, where the probe could read it (as root).
+	Process string `json:"process,omitempty"`
 }
 
 // FileResult is what lstat says of a path and of its parent directory.

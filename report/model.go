@@ -69,6 +69,10 @@ type Check struct {
 	Observed   string `json:"observed"`
 	Message    string `json:"message"`
 	DurationMS int64  `json:"duration_ms"`
+	// Vantages lists every vantage point a check of one target was made
+	// from, when its rows were folded into one (Vantage is then the one
+	// whose finding the row shows). Added field.
+	Vantages []string `json:"vantages,omitempty"`
 	// Remedy says what to do about a failure or warning; the audit sets it
 	// on every row that is not a pass or a skip (added field).
 	Remedy string `json:"remedy,omitempty"`

@@ -300,3 +300,13 @@ func TestTableGroupsDaemonsByRun(t *testing.T) {
 	require.True(t, a >= 0 && bb > a, section)
 	assert.Contains(t, section[bb:], "daemon.reference-patch   fail from fresh-run, fail from run:run-a")
 }
+
+// A daemon's row folded from several vantage points names them all.
+func TestTableDaemonVantages(t *testing.T) {
+	r := &Report{Projects: []Project{{Name: "p", Checks: []Check{
+		{ID: "daemon.reference-patch", Status: Pass, Vantage: "fresh-run", Vantages: []string{"fresh-run", "run:ra"}, Target: "rb 10.0.0.3:4263"},
+	}}}}
+	r.Finalize(false)
+	out := render(t, "table", r)
+	assert.Contains(t, out, "daemon.reference-patch   pass from fresh-run, run:ra")
+}

@@ -105,7 +105,11 @@ func writeDaemonsByRun(b *bytes.Buffer, checks []Check) {
 		if _, ok := seen[k]; !ok {
 			order = append(order, k)
 		}
-		seen[k] = append(seen[k], string(c.Status)+" from "+c.Vantage)
+		from := c.Vantage
+		if len(c.Vantages) > 0 {
+			from = strings.Join(c.Vantages, ", ")
+		}
+		seen[k] = append(seen[k], string(c.Status)+" from "+from)
 	}
 	if len(runs) == 0 {
 		return

@@ -34,17 +34,18 @@ func TestOldDaemonFails(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	leaky := d.Runs[0].RunID
 	for _, id := range []string{checks.DaemonReferencePatch, checks.DaemonGradingGate, checks.DaemonPublicView} {
-		failedFrom := map[string]bool{}
+		failed := 0
 		for _, c := range checksOf(r.report, d.Project, id) {
+			// One row per daemon, asked from the fresh run and the other run.
+			assert.Equal(t, []string{"fresh-run", "run:" + otherRun(d, c.Target)}, c.Vantages, "%s %s", id, c.Target)
 			if strings.HasPrefix(c.Target, leaky+" ") {
-				if c.Status == report.Fail {
-					failedFrom[c.Vantage] = true
-				}
+				assert.Equal(t, report.Fail, c.Status, "%s %s: %s", id, c.Target, c.Observed)
+				failed++
 			} else {
 				assert.Equal(t, report.Pass, c.Status, "%s %s %s: %s", id, c.Vantage, c.Target, c.Observed)
 			}
 		}
-		assert.Equal(t, map[string]bool{"fresh-run": true, "run:" + d.Runs[1].RunID: true}, failedFrom, id)
+		assert.Equal(t, 1, failed, id)
 	}
 	// The finding names the daemon version and the patch's size and hash.
 	for _, c := range checksOf(r.report, d.Project, checks.DaemonReferencePatch) {
@@ -91,8 +92,20 @@ func TestHostileDaemonNeverPasses(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 6, seen, "three checks from the fresh run and from the other run")
+	assert.Equal(t, 3, seen, "three checks of its daemon, one row each")
+	for _, c := range checksOf(r.report, d.Project, checks.DaemonReferencePatch) {
+		assert.Len(t, c.Vantages, 2, "asked from the fresh run and from the other run")
+	}
 	assertNoStateChanges(t, d)
+}
+
+// otherRun is the run ID of the run of two that is not the one a daemon
+// target names.
+func otherRun(d *fixtures.Deployment, target string) string {
+	if strings.HasPrefix(target, d.Runs[0].RunID+" ") {
+		return d.Runs[1].RunID
+	}
+	return d.Runs[0].RunID
 }
 
 // The correct deployment's daemons and admin sockets pass, and the audit
@@ -109,8 +122,13 @@ func TestDaemonsAndSocketsPass(t *testing.T) {
 		assert.NotZero(t, s[report.Pass], "%s: %v", id, s)
 		assert.Zero(t, s[report.Fail]+s[report.Error]+s[report.Inconclusive], "%s: %v", id, s)
 	}
-	// Fresh run asks both daemons, each run asks the other one: 4 per check.
-	assert.Len(t, checksOf(r.report, d.Project, checks.DaemonReferencePatch), 4)
+	// Fresh run asks both daemons, each run asks the other one: one row per
+	// daemon, naming both.
+	patch := checksOf(r.report, d.Project, checks.DaemonReferencePatch)
+	assert.Len(t, patch, 2)
+	for _, c := range patch {
+		assert.Equal(t, []string{"fresh-run", "run:" + otherRun(d, c.Target)}, c.Vantages)
+	}
 	for _, c := range checksOf(r.report, d.Project, checks.SocketAdmin) {
 		if c.Target == "/run/ssebench/admin.sock" {
 			assert.Contains(t, c.Observed, "connect as 1000:1000: denied")

@@ -50,6 +50,8 @@ type Backend struct {
 	Closed   []bool // one per session closed: interrupted or not
 	Sessions int
 	Finds    int
+	// Asked counts the tasks asked, by "kind target" ("http /reference/patch").
+	Asked map[string]int
 }
 
 var _ checks.Backend = (*Backend)(nil)
@@ -207,6 +209,14 @@ func (b *Backend) answer(w Where, plan probes.Plan) probes.Report {
 		answer = Correct
 	}
 	rep := probes.Report{Version: "test"}
+	b.mu.Lock()
+	if b.Asked == nil {
+		b.Asked = map[string]int{}
+	}
+	for _, t := range plan.Tasks {
+		b.Asked[string(t.Kind)+" "+t.Target]++
+	}
+	b.mu.Unlock()
 	for _, t := range plan.Tasks {
 		r := answer(w, t)
 		r.ID, r.Kind = t.ID, t.Kind
