@@ -145,16 +145,16 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 	// and the others wait until it has started: a busy engine otherwise
 	// takes seconds to start it (measured: 5-7 s with 20 runs in flight),
 	// and its hold then comes on top of everything else.
-	var jobs []func() []report.Check
+	var jobs []func() liveRunResult
 	headStart := make(chan struct{})
 	var once sync.Once
 	started := func() { once.Do(func() { close(headStart) }) }
 	if !scoped {
 		fresh := FreshVantage(dep)
 		if ps := plan(in, fresh); len(ps) > 0 {
-			jobs = append(jobs, func() []report.Check {
+			jobs = append(jobs, func() liveRunResult {
 				defer started()
-				return a.vantage(ctx, project, fresh, ps, nil, started)
+				return liveRunResult{rows: a.vantage(ctx, project, fresh, ps, nil, started)}
 			})
 		}
 	}
@@ -170,11 +170,13 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 			rv := RunVantage(r)
 			v = &rv
 		}
-		jobs = append(jobs, func() []report.Check { return a.liveRun(ctx, project, in, r, v) })
+		jobs = append(jobs, func() liveRunResult { return a.liveRun(ctx, project, in, r, v, !scoped) })
 	}
-	for _, r := range runJobs(ctx, jobs, a.cfg.Workers, headStart) {
-		out = append(out, r...)
+	results := runJobs(ctx, jobs, a.cfg.Workers, headStart)
+	for _, r := range results {
+		out = append(out, r.rows...)
 	}
+	out = append(out, a.reach(ctx, project, in, results)...)
 	return mergeTargets(out), dep.Families()
 }
 

@@ -81,19 +81,21 @@ func TestAuditCorrectDeployment(t *testing.T) {
 	}
 }
 
-// --live-run-probe container and --skip socket.admin: no exec carries the
-// network plan; a probe joined to each run does.
+// --live-run-probe container, and no in-container check wanted: no exec
+// carries the network plan; a probe joined to each run does.
 func TestAuditJoinedProbes(t *testing.T) {
 	for name, cfg := range map[string]checks.Config{
-		"container":         config(func(c *checks.Config) { c.LiveRunProbe = checks.LiveRunContainer }),
-		"skip socket.admin": config(func(c *checks.Config) { c.Skip = []string{checks.SocketAdmin} }),
+		"container": config(func(c *checks.Config) { c.LiveRunProbe = checks.LiveRunContainer }),
+		"skip the in-container checks": config(func(c *checks.Config) {
+			c.Skip = []string{checks.SocketAdmin, checks.IsolationRuns}
+		}),
 	} {
 		b := fake("ra", "rb")
 		rep := audit(t, b, cfg)
 		assert.Equal(t, report.VerdictPass, rep.Verdict, name)
 		assert.ElementsMatch(t, []checkstest.Where{{Vantage: "fresh-run"}, {Vantage: "run:ra"}, {Vantage: "run:rb"}}, b.Probes, name)
 		if name == "container" {
-			assert.Len(t, b.InRuns, 2, "the socket check still execs")
+			assert.Len(t, b.InRuns, 2, "the in-container checks still exec")
 		} else {
 			assert.Empty(t, b.InRuns)
 		}

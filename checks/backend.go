@@ -62,6 +62,9 @@ type InRunWork struct {
 	Users   []string
 	AsUsers probes.Plan
 	AsRoot  *probes.Plan
+	// Then keeps the probe in the run, its copies in place, for one more
+	// plan as root (InRunResult.Then).
+	Then bool
 }
 
 // InRunResult is what an exec into a run gave back.
@@ -73,4 +76,25 @@ type InRunResult struct {
 	// and RemoveErr why: a finding the user must see.
 	Left      []string
 	RemoveErr error
+	// Then, with InRunWork.Then and a report, is the probe still in the
+	// run, waiting for its second plan; nothing is removed before Finish.
+	Then Followup
+}
+
+// Followup is a probe waiting in a run for one more plan.
+type Followup interface {
+	// Finish runs plan as root in the run (nil: none) and removes what
+	// the audit copied in.
+	Finish(ctx context.Context, plan *probes.Plan) FollowupResult
+}
+
+// FollowupResult is what the second plan saw, and the removal.
+type FollowupResult struct {
+	Report    *probes.Report // nil without a plan, or when it could not run
+	Err       error
+	Left      []string
+	RemoveErr error
+	// ProbeRemoveErr is why the probe could not remove its copies itself
+	// (a second exec then did, unless Left says otherwise).
+	ProbeRemoveErr string
 }

@@ -30,6 +30,8 @@ func (c *Check) how() string {
 		return "from the backend's API"
 	case c.Plan != nil:
 		return "by probes where an agent stands"
+	case c.Inside != nil && c.Reach != nil:
+		return "from inside each live run, as root; what it finds beyond loopback is probed from the fresh run and from the runs that sample this one"
 	case c.Inside != nil:
 		return "from inside each live run, as root and as the agent's users"
 	case c.ID == RunEgressRecorded:

@@ -28,6 +28,10 @@ type Check struct {
 	Host   func(HostInput) []report.Check
 	Plan   func(PlanInput) []Planned
 	Inside *Inside
+	// Reach follows up what Inside found in a run: what other vantage
+	// points (the fresh run, and the live runs that sample this one) must
+	// probe of it, each judged per vantage.
+	Reach func(run Container, d *Deployment, seen InsideResults) []Planned
 }
 
 // From says where a check is made from, as the catalogue lists it.

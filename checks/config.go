@@ -205,6 +205,18 @@ func (c Config) insideChecks() []*Check {
 	return out
 }
 
+// reachChecks are the wanted checks that follow up what is found inside
+// runs with probes from other vantage points.
+func (c Config) reachChecks() []*Check {
+	var out []*Check
+	for _, ck := range c.insideChecks() {
+		if ck.Reach != nil {
+			out = append(out, ck)
+		}
+	}
+	return out
+}
+
 func splitHostPort(s string) (string, int, error) {
 	h, p, err := net.SplitHostPort(s)
 	if err != nil {

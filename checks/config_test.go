@@ -65,7 +65,8 @@ func TestWants(t *testing.T) {
 func TestNetworkInExec(t *testing.T) {
 	assert.True(t, Config{}.WithDefaults().NetworkInExec(), "the default")
 	assert.False(t, Config{LiveRunProbe: LiveRunContainer}.NetworkInExec())
-	assert.False(t, Config{LiveRunProbe: LiveRunExec, Skip: []string{SocketAdmin}}.NetworkInExec())
+	assert.True(t, Config{LiveRunProbe: LiveRunExec, Skip: []string{SocketAdmin}}.NetworkInExec(), "isolation.runs execs")
+	assert.False(t, Config{LiveRunProbe: LiveRunExec, Skip: []string{SocketAdmin, IsolationRuns}}.NetworkInExec())
 	assert.False(t, Config{LiveRunProbe: LiveRunExec, Only: []string{DNSExternal}}.NetworkInExec())
 	assert.True(t, Config{LiveRunProbe: LiveRunExec, Only: []string{SocketAdmin}}.NetworkInExec())
 }

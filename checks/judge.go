@@ -52,14 +52,21 @@ func (a *auditor) vantage(ctx context.Context, project string, v Vantage, ps []P
 		return a.session.Probe(ctx, project, v, planOf(sub, a.cfg.Timeout), onStart)
 	})
 	if err != nil {
-		checks = []report.Check{probeError(v.Name, "probe container", err.Error(), "this vantage point could not be probed",
-			time.Since(start).Milliseconds())}
-		for _, p := range ps {
-			checks = append(checks, report.Check{ID: p.Check, Status: report.Error, Vantage: v.Name,
-				Target: p.Target, Expected: p.Expected, Observed: "not probed", Message: err.Error()})
-		}
+		checks = append([]report.Check{probeError(v.Name, "probe container", err.Error(), "this vantage point could not be probed",
+			time.Since(start).Milliseconds())}, probeErrorRows(v.Name, ps, err)...)
 	}
 	return checks
+}
+
+// probeErrorRows are the planned checks of a vantage point that could not
+// be probed: errors, never passes.
+func probeErrorRows(vantage string, ps []Planned, err error) []report.Check {
+	var out []report.Check
+	for _, p := range ps {
+		out = append(out, report.Check{ID: p.Check, Status: report.Error, Vantage: vantage,
+			Target: p.Target, Expected: p.Expected, Observed: "not probed", Message: err.Error()})
+	}
+	return out
 }
 
 // judgeWithRetries probes, judges, and probes again what came out

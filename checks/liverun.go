@@ -22,7 +22,9 @@ const insideSep = "/"
 // in-container check wanted), when it could not carry the network plan, or
 // when the user asks for it (--live-run-probe container), a probe of the
 // session's own joins the run's namespace instead.
-func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run Container, v *Vantage) []report.Check {
+// With then, the probe stays in the run for a second plan (reach.go),
+// when a wanted check follows up what it finds inside runs.
+func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run Container, v *Vantage, then bool) liveRunResult {
 	var ps []Planned
 	if v != nil {
 		ps = plan(in, *v)
@@ -30,9 +32,9 @@ func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run
 	inside := a.cfg.insideChecks()
 	if len(inside) == 0 {
 		if len(ps) == 0 {
-			return nil
+			return liveRunResult{}
 		}
-		return a.vantage(ctx, project, *v, ps, nil, nil)
+		return liveRunResult{rows: a.vantage(ctx, project, *v, ps, nil, nil)}
 	}
 	start := time.Now()
 	timeoutMS := a.cfg.Timeout.Milliseconds()
@@ -46,20 +48,28 @@ func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run
 	if network {
 		work.AsRoot.Tasks = append(work.AsRoot.Tasks, planOf(ps, a.cfg.Timeout).Tasks...)
 	}
+	work.Then = then && v != nil && len(a.cfg.reachChecks()) > 0
 	res := a.session.InRun(ctx, run, work)
 	took := time.Since(start).Milliseconds()
 
 	vantage := InContainerVantage(run)
-	var out []report.Check
+	result := liveRunResult{run: &run, vantage: v, then: res.Then}
 	for _, c := range inside {
-		for _, row := range c.Inside.Judge(run, insideResults(c, run, res)) {
+		seen := insideResults(c, run, res)
+		for _, row := range c.Inside.Judge(run, seen) {
 			row.ID, row.Vantage, row.DurationMS = c.ID, vantage, took
-			out = append(out, row)
+			result.rows = append(result.rows, row)
+		}
+		if c.Reach != nil {
+			for _, p := range c.Reach(run, in.Dep, seen) {
+				p.Check, p.control = c.ID, c.Control
+				result.reach = append(result.reach, p)
+			}
 		}
 	}
-	out = append(out, a.leftIn(run, res)...)
+	result.rows = append(result.rows, a.leftIn(run, res.Left, res.RemoveErr, res.Err == nil && res.Then == nil, res.Report.Error)...)
 	if len(ps) == 0 {
-		return out
+		return result
 	}
 	var first *probes.Report
 	if network && res.Err == nil && res.Report.Root != nil {
@@ -68,24 +78,37 @@ func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run
 		a.note("run %s: root's plan could not run inside the run (%s): its network checks were made from a joined probe container",
 			run.RunName(), res.Report.RootError)
 	}
-	return append(a.vantage(ctx, project, *v, ps, first, nil), out...)
+	result.rows = append(a.vantage(ctx, project, *v, ps, first, nil), result.rows...)
+	return result
+}
+
+// liveRunResult is what auditing one live run gave: its rows and, when its
+// probe waits for a second plan, the probe and what other vantage points
+// are to probe of this run.
+type liveRunResult struct {
+	rows    []report.Check
+	run     *Container
+	vantage *Vantage // the run's own namespace, nil for an open run
+	then    Followup
+	reach   []Planned
 }
 
 // leftIn reports what the audit copied into a run and could not remove: a
-// finding the run's owner must see, with the paths.
-func (a *auditor) leftIn(run Container, res InRunResult) []report.Check {
-	if len(res.Left) == 0 {
-		if res.Err == nil && res.Report.Error != "" {
-			a.note("run %s: the probe could not remove its copies (%s); a second exec did", run.RunName(), res.Report.Error)
+// finding the run's owner must see, with the paths. probeDone says the
+// probe got to its own removal, which said probeErr.
+func (a *auditor) leftIn(run Container, left []string, removeErr error, probeDone bool, probeErr string) []report.Check {
+	if len(left) == 0 {
+		if probeDone && probeErr != "" {
+			a.note("run %s: the probe could not remove its copies (%s); a second exec did", run.RunName(), probeErr)
 		}
 		return nil
 	}
 	why := "not removed"
-	if res.RemoveErr != nil {
-		why = res.RemoveErr.Error()
+	if removeErr != nil {
+		why = removeErr.Error()
 	}
 	return []report.Check{{ID: AuditProbe, Status: report.Error, Vantage: InContainerVantage(run),
-		Target: strings.Join(res.Left, ", "), Expected: "what the audit copied into the run is removed", Observed: why,
+		Target: strings.Join(left, ", "), Expected: "what the audit copied into the run is removed", Observed: why,
 		Message: "the audit left files in this run: `ssebench-audit cleanup` removes them"}}
 }
 

@@ -30,6 +30,7 @@ var registry = []*Check{
 	daemonGradingGate,
 	daemonPublicView,
 	socketAdmin,
+	isolationRuns,
 	runEgressRecorded,
 	auditProbe,
 }

@@ -31,6 +31,9 @@ type MultiReport struct {
 	RootError string       `json:"root_error,omitempty"`
 	Removed   bool         `json:"removed"`
 	Error     string       `json:"error,omitempty"`
+	// Then is the report of the second plan (`probe --then-stdin`): the
+	// second line carries it, and the removal.
+	Then *Report `json:"then,omitempty"`
 }
 
 // maxUserReport bounds what a child run may print.
@@ -149,12 +152,15 @@ func ParseMultiReport(r io.Reader, max int64) (MultiReport, error) {
 		}
 		m.Users[i].Report = &rep
 	}
-	if m.Root != nil {
-		rep, err := revalidate(*m.Root, max)
-		if err != nil {
-			return m, fmt.Errorf("network report: %w", err)
+	for _, r := range []**Report{&m.Root, &m.Then} {
+		if *r == nil {
+			continue
 		}
-		m.Root = &rep
+		rep, err := revalidate(**r, max)
+		if err != nil {
+			return m, fmt.Errorf("root's report: %w", err)
+		}
+		*r = &rep
 	}
 	return m, nil
 }

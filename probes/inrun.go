@@ -1,7 +1,12 @@
 package probes
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"sync"
 )
 
@@ -19,8 +24,53 @@ type InRun struct {
 	Remove   []string // the copies to remove when done (names starting .sba-)
 }
 
-// Run does it and says what happened; it never fails as a whole.
-func (r InRun) Run(ctx context.Context) MultiReport {
+// Serve does it and writes what happened to out as one JSON line; with
+// then, it writes that line before removing anything, reads one more plan
+// (a JSON line; none at EOF) from then, runs it as root, and writes a
+// second line with its report and the removal. The host learns what a
+// run listens on from the first line and has the other runs probe it
+// with the second, with no second copy into any run.
+func (r InRun) Serve(ctx context.Context, then io.Reader, out io.Writer) error {
+	if then == nil {
+		return WriteMulti(out, r.Run(ctx))
+	}
+	first := r.Run(ctx, false)
+	if err := WriteMulti(out, first); err != nil {
+		return err
+	}
+	var last MultiReport
+	plan, err := readThenPlan(then)
+	switch {
+	case err != nil:
+		last.RootError = clip(err.Error())
+	case plan != nil:
+		rep := RunPlan(ctx, *plan)
+		last.Then = &rep
+	}
+	r.remove(&last)
+	return WriteMulti(out, last)
+}
+
+// readThenPlan reads the one plan line the host sends; nil for an empty
+// line or EOF.
+func readThenPlan(in io.Reader) (*Plan, error) {
+	line, _ := bufio.NewReaderSize(io.LimitReader(in, MaxPlanBytes+1), 64<<10).ReadBytes('\n')
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, nil // EOF, or an empty line: no second plan
+	}
+	if len(line) > MaxPlanBytes {
+		return nil, fmt.Errorf("second plan: more than %d bytes", MaxPlanBytes)
+	}
+	var p Plan
+	if err := json.Unmarshal(line, &p); err != nil {
+		return nil, fmt.Errorf("second plan: %w", err)
+	}
+	return &p, nil
+}
+
+// Run does it and says what happened; it never fails as a whole. With
+// remove false the copies stay (a second round follows).
+func (r InRun) Run(ctx context.Context, remove ...bool) MultiReport {
 	var root Report
 	var rootErr error
 	var wg sync.WaitGroup
@@ -39,12 +89,20 @@ func (r InRun) Run(ctx context.Context) MultiReport {
 	case r.RootPlan != "":
 		m.Root = &root
 	}
-	if len(r.Remove) > 0 {
-		if err := RemoveFiles(r.Remove, CopiedPrefix); err != nil {
-			m.Error = clip(err.Error())
-		} else {
-			m.Removed = true
-		}
+	if len(remove) == 0 || remove[0] {
+		r.remove(&m)
 	}
 	return m
+}
+
+// remove removes the copies and says so in m.
+func (r InRun) remove(m *MultiReport) {
+	if len(r.Remove) == 0 {
+		return
+	}
+	if err := RemoveFiles(r.Remove, CopiedPrefix); err != nil {
+		m.Error = clip(err.Error())
+	} else {
+		m.Removed = true
+	}
 }

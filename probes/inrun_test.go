@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -64,4 +65,53 @@ func writePlan(t *testing.T, dir, name string, p Plan) string {
 	path := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 	return path
+}
+
+// With a second round, the first line comes before anything is removed,
+// the second carries the second plan's report and the removal.
+func TestInRunServeTwoRounds(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	require.NoError(t, os.WriteFile(target, nil, 0o600))
+	copied := writePlan(t, dir, ".sba-root.json", Plan{TimeoutMS: 1000, Tasks: []Task{{ID: "f", Kind: KindFile, Path: target}}})
+	second, _ := json.Marshal(Plan{TimeoutMS: 1000, Tasks: []Task{{ID: "g", Kind: KindFile, Path: target}}})
+
+	var out bytes.Buffer
+	in := InRun{Exe: "/nonexistent", Plan: copied, RootPlan: copied, Remove: []string{copied}}
+	require.NoError(t, in.Serve(context.Background(), bytes.NewReader(append(second, '\n')), &out))
+	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	require.Len(t, lines, 2)
+	first, err := ParseMultiReport(bytes.NewReader(lines[0]), 1<<20)
+	require.NoError(t, err)
+	require.NotNil(t, first.Root)
+	assert.False(t, first.Removed, "nothing removed before the second round")
+	last, err := ParseMultiReport(bytes.NewReader(lines[1]), 1<<20)
+	require.NoError(t, err)
+	require.NotNil(t, last.Then)
+	assert.Equal(t, "g", last.Then.Results[0].ID)
+	assert.True(t, last.Removed, last.Error)
+	assert.NoFileExists(t, copied)
+
+	// No second plan (the host closed stdin): the copies still go.
+	copied = writePlan(t, dir, ".sba-root2.json", Plan{TimeoutMS: 1000})
+	out.Reset()
+	in = InRun{Exe: "/nonexistent", Plan: copied, RootPlan: copied, Remove: []string{copied}}
+	require.NoError(t, in.Serve(context.Background(), bytes.NewReader(nil), &out))
+	lines = bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	require.Len(t, lines, 2)
+	last, err = ParseMultiReport(bytes.NewReader(lines[1]), 1<<20)
+	require.NoError(t, err)
+	assert.Nil(t, last.Then)
+	assert.True(t, last.Removed)
+
+	// A plan that does not parse is said, and the copies go.
+	copied = writePlan(t, dir, ".sba-root3.json", Plan{TimeoutMS: 1000})
+	out.Reset()
+	in = InRun{Exe: "/nonexistent", Plan: copied, RootPlan: copied, Remove: []string{copied}}
+	require.NoError(t, in.Serve(context.Background(), bytes.NewReader([]byte("{not json\n")), &out))
+	lines = bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	last, err = ParseMultiReport(bytes.NewReader(lines[1]), 1<<20)
+	require.NoError(t, err)
+	assert.Contains(t, last.RootError, "second plan")
+	assert.True(t, last.Removed)
 }

@@ -68,6 +68,7 @@ func probeListeners(ctx context.Context, t Task) Result {
 		return r
 	}
 	nameProcesses(ctx, root, inodes, ls)
+	guessProcesses(ctx, root, ls)
 	sort.SliceStable(ls, func(i, j int) bool {
 		if ls[i].Port != ls[j].Port {
 			return ls[i].Port < ls[j].Port
@@ -172,6 +173,84 @@ func nameProcesses(ctx context.Context, root string, inodes map[string][]int, ls
 			}
 		}
 	}
+}
+
+// guessProcesses names, for sockets nameProcesses could not (reading
+// another process's fds needs CAP_SYS_PTRACE, which Docker's default set
+// lacks even for root), the one process of the socket's uid whose command
+// line names its port, marked as a guess. Command lines and owners are
+// readable by anyone. (Not "the only process of that uid": sockets of
+// Docker's resolver are held by the engine, outside the container.)
+func guessProcesses(ctx context.Context, root string, ls []Listener) {
+	missing := false
+	for _, l := range ls {
+		missing = missing || l.Process == ""
+	}
+	if !missing {
+		return
+	}
+	type proc struct {
+		pid  string
+		uid  int
+		args []string
+	}
+	var procs []proc
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil || ctx.Err() != nil || len(procs) >= maxProcs {
+			continue
+		}
+		uid, ok := realUID(filepath.Join(root, d.Name(), "status"))
+		if !ok {
+			continue
+		}
+		b, _ := readFileAtMost(filepath.Join(root, d.Name(), "cmdline"), 4096)
+		procs = append(procs, proc{pid: d.Name(), uid: uid, args: strings.FieldsFunc(string(b), func(r rune) bool {
+			return r == 0 || r == ' ' || r == ':' || r == '='
+		})})
+	}
+	for i, l := range ls {
+		if l.Process != "" {
+			continue
+		}
+		var byPort []proc
+		port := strconv.Itoa(l.Port)
+		for _, p := range procs {
+			if p.uid != l.UID {
+				continue
+			}
+			for _, a := range p.args {
+				if a == port {
+					byPort = append(byPort, p)
+					break
+				}
+			}
+		}
+		if len(byPort) == 1 {
+			ls[i].Process = "likely " + cmdline(filepath.Join(root, byPort[0].pid)) + " (pid " + byPort[0].pid + ")"
+		}
+	}
+}
+
+// realUID reads the real uid from a /proc/<pid>/status.
+func realUID(status string) (int, bool) {
+	b, err := readFileAtMost(status, 16<<10)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				uid, err := strconv.Atoi(f[0])
+				return uid, err == nil
+			}
+		}
+	}
+	return 0, false
 }
 
 // cmdline is a process's command line, short and printable.

@@ -29,6 +29,12 @@ func fakeProc(t *testing.T) string {
 		"   3: garbage\n")
 	write("net/tcp6", header+
 		"   0: 00000000000000000000000000000000:0BB8 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 4444 1 0 100 0 0 10 0\n")
+	write("net/tcp", header+
+		"   0: 00000000:10A7 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1111 1 0 100 0 0 10 0\n"+
+		"   1: 0100007F:1000 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 2222 1 0 100 0 0 10 0\n"+
+		"   2: 0200090A:10A7 0300090A:D431 01 00000000:00000000 00:00000000 00000000     0        0 3333 1 0 100 0 0 10 0\n"+
+		"   3: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 6666 1 0 100 0 0 10 0\n"+
+		"   4: garbage\n")
 	write("net/udp", header+
 		"   0: 0B00007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 5555 2 0 0\n")
 	// udp6 missing: a kernel without IPv6 UDP is fine.
@@ -46,6 +52,13 @@ func fakeProc(t *testing.T) string {
 		}
 		require.NoError(t, os.Symlink("/dev/null", filepath.Join(root, pid, "fd", "0")))
 	}
+	// A process whose fds cannot be read (another uid, no CAP_SYS_PTRACE):
+	// named by its uid and the port in its command line.
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "77"), 0o755))
+	write("77/cmdline", "python3\x00-m\x00http.server\x008080\x00")
+	write("77/status", "Name:\tpython3\nUid:\t1000\t1000\t1000\t1000\n")
+	write("1/status", "Uid:\t0\t0\t0\t0\n")
+	write("42/status", "Uid:\t1000\t1000\t1000\t1000\n")
 	return root
 }
 
@@ -57,6 +70,7 @@ func TestListeners(t *testing.T) {
 		{Proto: "tcp", Address: "::", Port: 3000, UID: 1000, Process: "opencode serve --port 4096 (pid 42)"},
 		{Proto: "tcp", Address: "127.0.0.1", Port: 4096, UID: 1000, Process: "opencode serve --port 4096 (pid 42)"},
 		{Proto: "tcp", Address: "0.0.0.0", Port: 4263, UID: 0, Process: "ssebench-daemon --listen :4263 (pid 1)"},
+		{Proto: "tcp", Address: "0.0.0.0", Port: 8080, UID: 1000, Process: "likely python3 -m http.server 8080 (pid 77)"},
 	}, r.Listeners)
 
 	r = probeListeners(context.Background(), Task{Kind: KindListeners, Path: t.TempDir()})

@@ -12,6 +12,7 @@ var knownOutcomes = map[Outcome]bool{
 	Address: true, NoData: true, NXDomain: true, ServFail: true, DNSRefused: true, OtherRcode: true,
 	Response: true, Closed: true, Error: true,
 	Denied: true, NotFound: true, Exists: true,
+	Listed: true,
 }
 
 // ParseReport reads a probe's stdout (at most max bytes) as one Report: a
@@ -57,6 +58,14 @@ func checkBounds(res Result) error {
 	}
 	if f := res.File; f != nil && f.Dir != nil && f.Dir.Dir != nil {
 		return errors.New("file: nested dir")
+	}
+	if len(res.Listeners) > MaxListeners {
+		return fmt.Errorf("%d listeners, more than %d", len(res.Listeners), MaxListeners)
+	}
+	for _, l := range res.Listeners {
+		if len(l.Process) > 4*maxProcessString || len(l.Address) > 64 || l.Port < 0 || l.Port > 65535 {
+			return fmt.Errorf("a listener out of bounds")
+		}
 	}
 	return nil
 }

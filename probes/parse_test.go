@@ -171,3 +171,15 @@ func requireValidReport(t *testing.T, rep Report) {
 		}
 	}
 }
+
+// A listeners result is accepted within its bounds, refused beyond them.
+func TestParseListeners(t *testing.T) {
+	ok := `{"version":"x","uid":0,"gid":0,"results":[{"id":"l","kind":"listeners","outcome":"listed","duration_ms":1,` +
+		`"listeners":[{"proto":"tcp","address":"0.0.0.0","port":4096,"uid":1000,"process":"opencode (pid 7)"}]}]}`
+	rep, err := ParseReport(strings.NewReader(ok), 1<<20)
+	require.NoError(t, err)
+	assert.Equal(t, 4096, rep.Results[0].Listeners[0].Port)
+	bad := strings.Replace(ok, `"port":4096`, `"port":70000`, 1)
+	_, err = ParseReport(strings.NewReader(bad), 1<<20)
+	assert.ErrorContains(t, err, "listener out of bounds")
+}

@@ -61,7 +61,7 @@ func TestLiveRunFallsBackToJoinedProbe(t *testing.T) {
 	}
 
 	created = probeContainersCreated(t, d.Project, func() {
-		r = audit(t, d.Project, closedPort(t), "--skip", checks.SocketAdmin)
+		r = audit(t, d.Project, closedPort(t), "--skip", checks.SocketAdmin, "--skip", checks.IsolationRuns)
 	})
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
@@ -86,7 +86,7 @@ func TestLiveRunFallsBackToJoinedProbe(t *testing.T) {
 		"run:" + readOnly: checks.ViaRunExec, "run:" + writable: checks.ViaRunExec}, planVia(t, d.Project))
 	joined := map[string]string{"fresh-run": checks.ViaProbeContainer,
 		"run:" + readOnly: checks.ViaProbeContainer, "run:" + writable: checks.ViaProbeContainer}
-	assert.Equal(t, joined, planVia(t, d.Project, "--skip", checks.SocketAdmin))
+	assert.Equal(t, joined, planVia(t, d.Project, "--skip", checks.SocketAdmin, "--skip", checks.IsolationRuns))
 	assert.Equal(t, joined, planVia(t, d.Project, "--live-run-probe", "container"))
 }
 

@@ -53,6 +53,9 @@ func (s *session) InRun(ctx context.Context, run checks.Container, work checks.I
 	for _, u := range work.Users {
 		cmd = append(cmd, "--as", u)
 	}
+	if work.Then {
+		cmd = append(cmd, "--then-stdin")
+	}
 	if err := ctx.Err(); err != nil {
 		return checks.InRunResult{Err: fmt.Errorf("interrupted: %w", err)} // nothing copied, nothing to remove
 	}
@@ -64,6 +67,9 @@ func (s *session) InRun(ctx context.Context, run checks.Container, work checks.I
 	cancel()
 	if err != nil {
 		return checks.InRunResult{Err: fmt.Errorf("copying the probe into the run: %w", err)}
+	}
+	if work.Then {
+		return s.inRunThen(ctx, run, binPath, copied, cmd)
 	}
 	defer func() {
 		if res.Err == nil && res.Report.Removed {

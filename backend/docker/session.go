@@ -2,6 +2,8 @@ package docker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -28,6 +30,10 @@ type session struct {
 	binOnce sync.Once
 	bin     []byte
 	binErr  error
+
+	// waiting are the probes still waiting in runs for a second plan.
+	mu      sync.Mutex
+	waiting map[*followup]bool
 }
 
 var _ checks.Session = (*session)(nil)
@@ -38,12 +44,28 @@ var _ checks.Session = (*session)(nil)
 func (s *session) Close(ctx context.Context, interrupted bool) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()
+	// A probe still waiting in a run (an audit cut short between its
+	// rounds) is told there is no second plan, and removes its copies.
+	s.mu.Lock()
+	waiting := make([]*followup, 0, len(s.waiting))
+	for f := range s.waiting {
+		waiting = append(waiting, f)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, f := range waiting {
+		if res := f.Finish(sctx, nil); res.RemoveErr != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.run.RunName(), res.RemoveErr))
+		}
+	}
 	settle := time.Duration(0) // every create of a finished audit returned
 	if interrupted {
 		settle = settleAfterInterrupt
 	}
-	_, err := sweep(sctx, s.api, settle, LabelProbe+"="+s.auditID)
-	return err
+	if _, err := sweep(sctx, s.api, settle, LabelProbe+"="+s.auditID); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // ProbeImage names the probe image this session used.

@@ -18,8 +18,9 @@ import (
 // Where says from where a task is asked: a probe of the session's own
 // (User ""), or inside a run as a user ("0:0" for root).
 type Where struct {
-	Vantage string // "fresh-run", "run:<id>"; "in-run:<id>" inside a run
+	Vantage string // "fresh-run", "run:<id>"; "in-run:<id>" inside a run, "then:<id>" its second plan
 	User    string
+	run     *checks.Container
 }
 
 // Backend is a fake checks.Backend.
@@ -52,6 +53,11 @@ type Backend struct {
 	Finds    int
 	// Asked counts the tasks asked, by "kind target" ("http /reference/patch").
 	Asked map[string]int
+	// Finished lists the runs whose waiting probe was given its second
+	// plan (or none) and removed its copies.
+	Finished []string
+	// Listeners are what every run listens on; nil: a correct run's.
+	Listeners func(run checks.Container) []probes.Listener
 }
 
 var _ checks.Backend = (*Backend)(nil)
@@ -175,22 +181,51 @@ func (s *session) InRun(ctx context.Context, run checks.Container, work checks.I
 			m.Users = append(m.Users, probes.UserReport{User: u, Error: "no such user"})
 			continue
 		}
-		rep := b.answer(Where{Vantage: where, User: u}, work.AsUsers)
+		rep := b.answer(Where{Vantage: where, User: u, run: &run}, work.AsUsers)
 		m.Users = append(m.Users, probes.UserReport{User: u, UID: 1000, GID: 1000, Report: &rep})
 	}
 	if work.AsRoot != nil {
 		if rootErr != nil {
 			m.RootError = rootErr.Error()
 		} else {
-			rep := b.answer(Where{Vantage: where, User: "0:0"}, *work.AsRoot)
+			rep := b.answer(Where{Vantage: where, User: "0:0", run: &run}, *work.AsRoot)
 			m.Root = &rep
 		}
+	}
+	if work.Then {
+		return checks.InRunResult{Report: m, Then: &followup{b: b, run: run}}
 	}
 	m.Removed = !notRemoved
 	if notRemoved {
 		m.Error = "remove /.sba-probe-x: read-only file system"
 	}
 	return left(checks.InRunResult{Report: m})
+}
+
+// followup is a probe waiting in a run for its second plan.
+type followup struct {
+	b   *Backend
+	run checks.Container
+}
+
+func (f *followup) Finish(_ context.Context, plan *probes.Plan) checks.FollowupResult {
+	b := f.b
+	b.mu.Lock()
+	b.Finished = append(b.Finished, f.run.RunName())
+	removeErr, notRemoved := b.RemoveErr, b.NotRemoved
+	b.mu.Unlock()
+	var res checks.FollowupResult
+	if plan != nil {
+		rep := b.answer(Where{Vantage: "then:" + f.run.RunName(), User: "0:0"}, *plan)
+		res.Report = &rep
+	}
+	if notRemoved {
+		res.ProbeRemoveErr = "remove /.sba-probe-x: read-only file system"
+		if removeErr != nil {
+			res.Left, res.RemoveErr = []string{"/.sba-probe-x", "/.sba-plan-x.json"}, removeErr
+		}
+	}
+	return res
 }
 
 func (s *session) ProbeImage() (string, string) { return "fake-probe:1", "sha256:fake" }
@@ -218,11 +253,29 @@ func (b *Backend) answer(w Where, plan probes.Plan) probes.Report {
 	}
 	b.mu.Unlock()
 	for _, t := range plan.Tasks {
-		r := answer(w, t)
+		var r probes.Result
+		if t.Kind == probes.KindListeners && w.run != nil {
+			r = probes.Result{Outcome: probes.Listed, Listeners: CorrectListeners(*w.run)}
+			if b.Listeners != nil {
+				r.Listeners = b.Listeners(*w.run)
+			}
+		} else {
+			r = answer(w, t)
+		}
 		r.ID, r.Kind = t.ID, t.Kind
 		rep.Results = append(rep.Results, r)
 	}
 	return rep
+}
+
+// CorrectListeners are what a correct run listens on: the daemon on all
+// interfaces, the agent's OpenCode and Docker's resolver on loopback.
+func CorrectListeners(checks.Container) []probes.Listener {
+	return []probes.Listener{
+		{Proto: "udp", Address: "127.0.0.11", Port: 53011, UID: 0},
+		{Proto: "tcp", Address: "127.0.0.1", Port: 4096, UID: 1000, Process: "opencode serve (pid 7)"},
+		{Proto: "tcp", Address: "0.0.0.0", Port: 4263, UID: 0, Process: "ssebench-daemon (pid 1)"},
+	}
 }
 
 // ProxyIP is the proxy's address in the deployments Deployment makes.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 func newProbeCmd() *cobra.Command {
 	var planFile, rootPlan string
 	var remove, as []string
+	var thenStdin bool
 	cmd := &cobra.Command{
 		Use:    "probe",
 		Short:  "Run a probe plan (inside a probe container)",
@@ -24,9 +26,12 @@ func newProbeCmd() *cobra.Command {
 				if err != nil {
 					exe = os.Args[0]
 				}
-				m := probes.InRun{Exe: exe, Plan: planFile, Users: as, Passwd: "/etc/passwd",
-					RootPlan: rootPlan, Remove: remove}.Run(cmd.Context())
-				return probes.WriteMulti(cmd.OutOrStdout(), m)
+				var then io.Reader
+				if thenStdin {
+					then = cmd.InOrStdin()
+				}
+				return probes.InRun{Exe: exe, Plan: planFile, Users: as, Passwd: "/etc/passwd",
+					RootPlan: rootPlan, Remove: remove}.Serve(cmd.Context(), then, cmd.OutOrStdout())
 			}
 			if len(remove) > 0 {
 				// What the in-container vantage copied into a run, and
@@ -46,6 +51,7 @@ func newProbeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&planFile, "plan", "/plan.json", "the plan to run")
 	cmd.Flags().StringVar(&rootPlan, "root-plan", "", "with --as: also run this plan as the exec's own user, root (a live run's network checks, and what only root may examine)")
 	cmd.Flags().StringArrayVar(&remove, "remove", nil, "remove these files copied by the audit (names starting .sba-)")
+	cmd.Flags().BoolVar(&thenStdin, "then-stdin", false, "with --as: report, then run one more plan read from stdin as root, then remove the copies")
 	cmd.Flags().StringArrayVar(&as, "as", nil, "run the plan as this user (uid:gid or a name in /etc/passwd), repeatable; needs root")
 	return cmd
 }
