@@ -37,9 +37,9 @@ docs:
 e2e: build
 	$(GO) test -count=1 -parallel 4 -timeout 20m ./tests/...
 
-## bench: wall time and peak memory of the audit with 0, 2 and 20 live runs
+## bench: wall time, peak memory and cost of the audit with 0, 2, 20 and 100 live runs
 bench: build
-	$(GO) test -count=1 -run '^$$' -bench Audit -benchtime 3x -timeout 30m ./tests/
+	$(GO) test -count=1 -run '^$$' -bench Audit -benchtime 3x -timeout 60m ./tests/
 
 ## fuzz: longer runs of every fuzz target (seed corpora run in `make test`)
 # Go 1.26's fuzz coordinator may end a -fuzztime run with a bare "context

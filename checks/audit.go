@@ -62,7 +62,7 @@ func AuditWithEvidence(ctx context.Context, b Backend, cfg Config) (*report.Repo
 
 	// Everything this audit makes carries its ID and is removed on every
 	// path, also after Ctrl-C; what could not be is said.
-	s := b.Start(rep.AuditID, cfg.Timeout)
+	s := &costed{Session: b.Start(rep.AuditID, cfg.Timeout)}
 	defer func() {
 		if err := s.Close(ctx, ctx.Err() != nil); err != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("could not remove everything this audit made (%v): run `ssebench-audit cleanup --audit-id %s`", err, rep.AuditID))
@@ -86,6 +86,8 @@ func AuditWithEvidence(ctx context.Context, b Backend, cfg Config) (*report.Repo
 		rep.Notes = append(rep.Notes, "interrupted: checks that did not complete are reported as errors")
 	}
 	ev.ProbeImage, ev.ProbeImageID = s.ProbeImage()
+	cost := s.snapshot()
+	rep.Cost = &cost
 	ev.EndedAt = time.Now().UTC()
 	rep.DurationMS = ev.EndedAt.Sub(rep.StartedAt).Milliseconds()
 	rep.Finalize(ctx.Err() != nil)

@@ -61,3 +61,21 @@ func TestMergedRowShowsTheWorst(t *testing.T) {
 	assert.Contains(t, failed[0].Vantages, "fresh-run")
 	assert.Contains(t, failed[0].Target, "rb")
 }
+
+// The report says what the audit cost: one probe of its own and one exec
+// per run, and tasks that grow with the runs.
+func TestCostGrowsWithTheRuns(t *testing.T) {
+	var per []float64
+	for _, n := range []int{10, 100} {
+		var ids []string
+		for i := range n {
+			ids = append(ids, fmt.Sprintf("r%03d", i))
+		}
+		rep := audit(t, fake(ids...), config())
+		require.NotNil(t, rep.Cost)
+		assert.Equal(t, 1, rep.Cost.Probes, "n=%d: the fresh run only", n)
+		assert.Equal(t, n, rep.Cost.RunExecs, "n=%d", n)
+		per = append(per, float64(rep.Cost.TasksSent)/float64(n))
+	}
+	assert.InDelta(t, per[0], per[1], per[0]*0.2, "tasks per run stay flat from 10 to 100 runs: %v", per)
+}

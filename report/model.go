@@ -115,6 +115,17 @@ type Report struct {
 	Notes []string `json:"notes,omitempty"`
 	// Strict records whether warnings counted as failures.
 	Strict bool `json:"strict,omitempty"`
+	// Cost is what the audit asked of the engine and of the runs. Added
+	// field.
+	Cost *Cost `json:"cost,omitempty"`
+}
+
+// Cost counts what an audit sent: probes of its own (containers on
+// Docker), execs into live runs, and the probe tasks all of them ran.
+type Cost struct {
+	Probes    int `json:"probes"`
+	RunExecs  int `json:"run_execs"`
+	TasksSent int `json:"tasks_sent"`
 }
 
 // Finalize computes the summary and the verdict from the checks. An
