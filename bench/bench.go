@@ -34,6 +34,8 @@ type Options struct {
 	Poll     time.Duration // how often to look for a run's container
 	Progress io.Writer     // phase changes (a live display when Live)
 	Live     bool          // Progress is a terminal
+	// GateMaxAge bounds how long one gate vouches for run starts.
+	GateMaxAge time.Duration
 }
 
 // runID is what `ssebench run --run-id` accepts.
@@ -52,6 +54,8 @@ func (o Options) Validate() error {
 		return errors.New("--ssebench is empty")
 	case o.Jobs < 1:
 		return errors.New("--jobs must be at least 1")
+	case o.GateMaxAge < 0:
+		return errors.New("--gate-max-age must not be negative")
 	case len(o.Audit.Projects) != 1 || o.Audit.AllProjects:
 		return errors.New("bench runs one project: give a single --project (or COMPOSE_PROJECT_NAME)")
 	}
@@ -111,7 +115,8 @@ func Run(ctx context.Context, backend checks.Backend, o Options) *Result {
 		if o.FailFast {
 			stopStarting()
 		}
-	}, progress: prog}
+	}, progress: prog, gates: newGates(backend, o.Audit, o.GateMaxAge)}
+	b.gates.watch(stopCtx)
 
 	// Runs start in task order, at most Jobs at once.
 	sem := make(chan struct{}, o.Jobs)

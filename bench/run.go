@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -34,18 +35,21 @@ const (
 
 // RunResult is one task's run, its audits and its verdict; audit.json.
 type RunResult struct {
-	Task           string         `json:"task"`
-	RunID          string         `json:"run_id"`
-	Agent          string         `json:"agent"`
-	Model          string         `json:"model"`
-	Egress         string         `json:"egress_requested"`
-	Phase          string         `json:"-"`
-	Verdict        string         `json:"verdict"`
-	Reason         string         `json:"reason,omitempty"`
-	ExitCode       int            `json:"ssebench_exit_code"`
-	Container      string         `json:"container,omitempty"`
-	EgressSeen     string         `json:"egress_seen,omitempty"`
-	Gate           *report.Report `json:"gate"`
+	Task       string         `json:"task"`
+	RunID      string         `json:"run_id"`
+	Agent      string         `json:"agent"`
+	Model      string         `json:"model"`
+	Egress     string         `json:"egress_requested"`
+	Phase      string         `json:"-"`
+	Verdict    string         `json:"verdict"`
+	Reason     string         `json:"reason,omitempty"`
+	ExitCode   int            `json:"ssebench_exit_code"`
+	Container  string         `json:"container,omitempty"`
+	EgressSeen string         `json:"egress_seen,omitempty"`
+	Gate       *report.Report `json:"gate"`
+	// GateID names the gate the run relied on (its audit ID): one gate
+	// may vouch for several run starts.
+	GateID         string         `json:"gate_audit_id,omitempty"`
 	InFlight       *report.Report `json:"in_flight"`
 	EgressRecorded *report.Check  `json:"egress_recorded,omitempty"`
 	RunDir         string         `json:"run_dir,omitempty"`
@@ -61,6 +65,7 @@ type bencher struct {
 	stopStarting context.Context // Ctrl-C or fail-fast
 	onBlocked    func()
 	progress     *progress
+	gates        *gates
 }
 
 func (b *bencher) set(rr *RunResult, phase string) { b.progress.set(rr, phase) }
@@ -80,21 +85,26 @@ func (b *bencher) one(rr *RunResult) {
 	}
 
 	b.set(rr, PhaseGate)
-	gate, err := checks.Audit(b.stopStarting, b.backend, b.o.Audit)
-	if err != nil {
-		rr.Verdict, rr.Reason = VerdictError, "gate: "+err.Error()
-		return
-	}
-	rr.Gate = gate
+	gate, err := b.gates.get(b.stopStarting)
 	switch {
 	case b.stopStarting.Err() != nil:
 		rr.Verdict, rr.Reason = VerdictNotStarted, "interrupted during its gate"
 		return
-	case gate.ExitCode() != report.ExitPass:
-		rr.Verdict, rr.Reason = VerdictBlocked, "gate verdict "+string(gate.Verdict)+": run not started"
+	case err != nil:
+		rr.Verdict, rr.Reason = VerdictError, "gate: "+err.Error()
+		return
+	}
+	rr.Gate, rr.GateID = gate, gate.AuditID
+	if gate.ExitCode() != report.ExitPass {
+		rr.Verdict, rr.Reason = VerdictBlocked, "gate "+gate.AuditID+" verdict "+string(gate.Verdict)+": run not started: "+blockers(gate)
+		// The evidence of why is kept where the run's would have been.
+		if err := writeAuditJSON(filepath.Join(b.o.Results, "ssebench-audit", rr.RunID), rr); err != nil {
+			rr.Reason += " (" + err.Error() + ")"
+		}
 		b.onBlocked()
 		return
 	}
+	b.gates.expect(rr.RunID)
 
 	b.set(rr, PhaseStarting)
 	cmd := b.command(rr)

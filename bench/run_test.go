@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +79,8 @@ func TestRunLoop(t *testing.T) {
 		assert.Equal(t, rr.RunID, written.RunID)
 		assert.Contains(t, screen.String(), rr.Task)
 	}
-	assert.Equal(t, 6, b.Sessions, "a gate and an in-flight audit per run")
+	assert.Equal(t, 4, b.Sessions, "one gate for all three starts (nothing changed), an in-flight audit per run")
+	assert.Equal(t, res.Runs[0].GateID, res.Runs[2].GateID)
 	// Each run's own audit went inside it (a gate goes into the runs that
 	// are live when it runs, too).
 	for _, rr := range res.Runs {
@@ -96,14 +99,19 @@ func TestRunLoopBlocked(t *testing.T) {
 		assert.Equal(t, "fail", res.Verdict)
 		assert.Equal(t, 1, res.ExitCode)
 		assert.Equal(t, VerdictBlocked, res.Runs[0].Verdict)
-		assert.Contains(t, res.Runs[0].Reason, "gate verdict fail")
+		assert.Contains(t, res.Runs[0].Reason, "verdict fail: run not started: network.agents.internal fail (p_agents): the agents network has a route out")
 		assert.NotNil(t, res.Runs[0].Gate, "the blocked run keeps its gate report")
-		_, err := os.Stat(o.Results)
-		assert.True(t, os.IsNotExist(err), "no run was started")
+		entries, _ := os.ReadDir(o.Results)
+		assert.Len(t, entries, 1, "no run was started: only the gate's evidence is written")
+		evidence, err := os.ReadFile(filepath.Join(o.Results, "ssebench-audit", res.Runs[0].RunID, "audit.json"))
+		require.NoError(t, err)
+		assert.Contains(t, string(evidence), `"verdict": "blocked"`)
+		assert.Contains(t, string(evidence), res.Runs[0].GateID)
 		if failFast {
 			assert.Equal(t, VerdictNotStarted, res.Runs[2].Verdict)
 			assert.Equal(t, 1, b.Sessions, "one gate, then nothing")
 		} else {
+			assert.Equal(t, 1, b.Sessions, "one gate vouches for (against) every start")
 			assert.Equal(t, VerdictBlocked, res.Runs[2].Verdict)
 		}
 	}
@@ -117,4 +125,82 @@ func TestRunLoopWrongEgress(t *testing.T) {
 	res := Run(context.Background(), b, o)
 	assert.Equal(t, VerdictFail, res.Runs[0].Verdict, res.Runs[0].Reason)
 	assert.Equal(t, "failed: "+checks.RunEgressRecorded, res.Runs[0].Reason)
+}
+
+// Twelve tasks, four at a time, on a correct deployment: every run starts;
+// one gate vouches for them all (nothing changed), and each run is
+// examined from inside once, by its own audit: what the engine is asked
+// grows with the tasks, not with tasks times jobs.
+func TestGateShared(t *testing.T) {
+	b := fakeBackend()
+	var tasks []string
+	for i := range 12 {
+		tasks = append(tasks, fmt.Sprintf("t%02d", i))
+	}
+	o := options(t, tasks...)
+	o.Jobs = 4
+	res := Run(context.Background(), b, o)
+	require.Equal(t, "pass", res.Verdict)
+	gates := map[string]bool{}
+	for _, rr := range res.Runs {
+		assert.Equal(t, VerdictPass, rr.Verdict, rr.Reason)
+		gates[rr.GateID] = true
+	}
+	assert.Len(t, gates, 1, "one gate")
+	assert.Len(t, b.Probes, 1, "the gate's fresh-run probe; in-flight audits make none")
+	assert.Len(t, b.InRuns, 12, "one exec into each run, by its own audit")
+}
+
+// A change to the project's networks that is not one of the benchmark's
+// runs ends the gate's validity: the next start gets a new gate, which
+// says why the deployment now fails. The benchmark's own run joining the
+// network changes nothing.
+func TestGateInvalidatedByChange(t *testing.T) {
+	b := fakeBackend()
+	b.Events = make(chan checks.Change)
+	o := options(t, "t1", "t2", "t3")
+	o.Jobs = 1
+	go func() {
+		// While run 1 is live: its own connect, then a stranger's.
+		for len(b.Locked(func() any { return b.InRuns }).([]string)) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		own := b.Locked(func() any { return b.InRuns[0] }).(string)
+		b.Events <- checks.Change{What: "connect", Network: "p_agents", Container: "sse-" + own, RunID: own}
+		b.Locked(func() any {
+			d := b.Deployments["p"]
+			d.Agents.Members = append(d.Agents.Members, checks.Member{ID: "99", Name: "stray", Address: "10.9.0.99", Known: true})
+			return nil
+		})
+		b.Events <- checks.Change{What: "connect", Network: "p_agents", Container: "stray"}
+	}()
+	res := Run(context.Background(), b, o)
+	assert.Equal(t, VerdictPass, res.Runs[0].Verdict, res.Runs[0].Reason)
+	for _, rr := range res.Runs[1:] {
+		assert.Equal(t, VerdictBlocked, rr.Verdict)
+		assert.Contains(t, rr.Reason, "network.agents.members fail (stray): unexpected member")
+		assert.NotEqual(t, res.Runs[0].GateID, rr.GateID, "a new gate")
+	}
+	assert.Equal(t, res.Runs[1].GateID, res.Runs[2].GateID, "nothing changed after it: shared")
+}
+
+// A gate that erred (a probe that could not run) is run again before it
+// blocks a start.
+func TestGateRetriesErrors(t *testing.T) {
+	b := fakeBackend()
+	b.ProbeErr, b.ProbeFailures = errors.New("starting the probe container: timeout"), 1
+	o := options(t, "t1")
+	res := Run(context.Background(), b, o)
+	assert.Equal(t, VerdictPass, res.Runs[0].Verdict, res.Runs[0].Reason)
+	assert.Len(t, b.Probes, 2, "the gate's probe failed once, then passed")
+	assert.Contains(t, strings.Join(res.Runs[0].Gate.Notes, "\n"), "gate 1 of 3 erred (audit.probe error (probe container): this vantage point could not be probed")
+}
+
+// A gate is valid for GateMaxAge at most.
+func TestGateMaxAge(t *testing.T) {
+	b := fakeBackend()
+	o := options(t, "t1", "t2")
+	o.Jobs, o.GateMaxAge = 1, time.Nanosecond
+	res := Run(context.Background(), b, o)
+	assert.NotEqual(t, res.Runs[0].GateID, res.Runs[1].GateID)
 }

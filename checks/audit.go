@@ -164,7 +164,7 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 		started()
 	}
 	for _, r := range runs {
-		if !r.Running {
+		if !r.Running || a.cfg.DeploymentOnly {
 			continue
 		}
 		var v *Vantage

@@ -314,3 +314,15 @@ func TestPlan(t *testing.T) {
 		}
 	}
 }
+
+// A gate's audit (DeploymentOnly) is the host checks and the fresh run:
+// what a new run would meet; no live run is probed.
+func TestAuditDeploymentOnly(t *testing.T) {
+	b := fake("ra", "rb")
+	rep := audit(t, b, config(func(c *checks.Config) { c.DeploymentOnly = true }))
+	assert.Equal(t, report.VerdictPass, rep.Verdict)
+	assert.Equal(t, []checkstest.Where{{Vantage: "fresh-run"}}, b.Probes)
+	assert.Empty(t, b.InRuns)
+	assert.Len(t, rows(rep, checks.RunNetworks, ""), 2, "the runs' host checks are still made: they cost nothing")
+	assert.Equal(t, &report.Cost{Probes: 1, TasksSent: rep.Cost.TasksSent}, rep.Cost)
+}

@@ -31,6 +31,21 @@ type Backend interface {
 	// Start opens one audit's session: everything it makes carries the
 	// audit's ID, and Close removes it.
 	Start(auditID string, timeout time.Duration) Session
+	// Changes follows what happens to a project's networks: a container
+	// joining or leaving one (started, stopped, connected, disconnected).
+	// The channel closes when ctx ends; a Change with Err set says the
+	// stream broke and nothing more will come.
+	Changes(ctx context.Context, project string) (<-chan Change, error)
+}
+
+// Change is one event that touches a deployment.
+type Change struct {
+	What      string // "connect" or "disconnect"
+	Network   string
+	Container string // the container's name, or its ID when it is gone
+	RunID     string // its ssebench.run-id, where it has one
+	Probe     bool   // one of the audits' own probes
+	Err       error
 }
 
 // Session is one audit's hold on a backend.

@@ -32,6 +32,10 @@ type Config struct {
 	// RunID narrows the audit to one live run of the (single) project: its
 	// networks, hardening, own-namespace and in-container checks.
 	RunID string
+	// DeploymentOnly is a gate's audit: the host checks and the fresh run,
+	// what a new run would meet; no live run is probed (each is audited in
+	// flight, by its own audit).
+	DeploymentOnly bool
 
 	// LiveRunProbe is how a live run's network checks are made: LiveRunExec
 	// (in the exec the in-container checks make anyway, the default) or

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,6 +198,44 @@ func TestBenchCatchesDrift(t *testing.T) {
 	assert.Equal(t, 0, res.Runs[0].ExitCode, "run 1 was started")
 	assert.Equal(t, bench.VerdictBlocked, res.Runs[1].Verdict, res.Runs[1].Reason)
 	assert.Equal(t, -1, res.Runs[1].ExitCode)
+	// The network connect ended the first gate's validity: a new gate says why.
+	assert.NotEqual(t, res.Runs[0].GateID, res.Runs[1].GateID)
+	assert.Contains(t, res.Runs[1].Reason, checks.NetworkAgentsMembers)
+}
+
+// Twelve tasks, four at a time, on a correct deployment: every run starts,
+// gates are shared, and what the engine is asked grows with the tasks: one
+// exec into each run (its own audit's) and a probe container per gate,
+// not per run and live run.
+func TestBenchSharesGates(t *testing.T) {
+	t.Parallel()
+	d := up(t, fixtures.Options{})
+	var args []string
+	for i := range 12 {
+		args = append(args, "--task", fmt.Sprintf("task-%02d", i))
+	}
+	code, res, stderr := runBench(t, t.TempDir(), d.Project, benchEnv(t, ""), append(args, "--jobs", "4")...)
+	require.NotNil(t, res, stderr)
+	assert.Equal(t, 0, code, stderr)
+	gates := map[string]*report.Report{}
+	execs := 0
+	for _, rr := range res.Runs {
+		assert.Equal(t, bench.VerdictPass, rr.Verdict, "%s: %s", rr.Task, rr.Reason)
+		require.NotNil(t, rr.Gate)
+		gates[rr.GateID] = rr.Gate
+		require.NotNil(t, rr.InFlight)
+		require.NotNil(t, rr.InFlight.Cost)
+		execs += rr.InFlight.Cost.RunExecs + rr.InFlight.Cost.Probes
+	}
+	probes := 0
+	for _, g := range gates {
+		require.NotNil(t, g.Cost)
+		probes += g.Cost.Probes + g.Cost.RunExecs
+	}
+	t.Logf("12 runs: %d gates, %d probes of the gates, %d execs and probes in flight", len(gates), probes, execs)
+	assert.LessOrEqual(t, len(gates), 2, "gates are shared: nothing changed but the runs (a slow machine may see the max age pass once)")
+	assert.Equal(t, len(gates), probes, "a gate probes from the fresh run only")
+	assert.Equal(t, 12, execs, "each run once, by its own audit")
 }
 
 // Ctrl-C stops the ssebench child with one SIGINT, and what was audited is

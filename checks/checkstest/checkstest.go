@@ -32,8 +32,10 @@ type Backend struct {
 	DiscoverErr error
 	// Answer gives a task's result; nil answers as a correct deployment.
 	Answer func(w Where, t probes.Task) probes.Result
-	// ProbeErr, when set, fails every probe of the session's own.
-	ProbeErr error
+	// ProbeErr, when set, fails every probe of the session's own (the
+	// first ProbeFailures of them, when that is set).
+	ProbeErr      error
+	ProbeFailures int
 	// InRunErr fails the exec into a run; RootErr fails only root's plan.
 	InRunErr, RootErr error
 	// NotRemoved: the probe in a run could not remove its copies, and
@@ -58,9 +60,21 @@ type Backend struct {
 	Finished []string
 	// Listeners are what every run listens on; nil: a correct run's.
 	Listeners func(run checks.Container) []probes.Listener
+	// Events is what Changes streams; a test sends on it.
+	Events chan checks.Change
+	// ChangesErr fails Changes.
+	ChangesErr error
 }
 
 var _ checks.Backend = (*Backend)(nil)
+
+// Locked runs f with the fake's lock held: a test reads what the audits
+// asked, or changes the deployments, while they run.
+func (b *Backend) Locked(f func() any) any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return f()
+}
 
 func (b *Backend) Name() string { return "fake" }
 
@@ -131,6 +145,39 @@ func (b *Backend) Placement(project string, v checks.Vantage) checks.Placement {
 
 func (b *Backend) Leftovers(context.Context, time.Duration) int { return 0 }
 
+// Changes streams what a test sends on Events until ctx ends.
+func (b *Backend) Changes(ctx context.Context, _ string) (<-chan checks.Change, error) {
+	if b.ChangesErr != nil {
+		return nil, b.ChangesErr
+	}
+	b.mu.Lock()
+	if b.Events == nil {
+		b.Events = make(chan checks.Change)
+	}
+	in := b.Events
+	b.mu.Unlock()
+	out := make(chan checks.Change)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case c, ok := <-in:
+				if !ok {
+					return
+				}
+				select {
+				case out <- c:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
 func (b *Backend) Start(auditID string, _ time.Duration) checks.Session {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -145,6 +192,9 @@ func (s *session) Probe(ctx context.Context, _ string, v checks.Vantage, plan pr
 	b.mu.Lock()
 	b.Probes = append(b.Probes, Where{Vantage: v.Name})
 	err := b.ProbeErr
+	if b.ProbeFailures > 0 && len(b.Probes) > b.ProbeFailures {
+		err = nil
+	}
 	b.mu.Unlock()
 	if err != nil {
 		return probes.Report{}, err

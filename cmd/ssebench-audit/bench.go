@@ -21,8 +21,10 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench (--task ID... | --tasks FILE) --agent A --model M [flags] [-- extra ssebench run args]",
 		Short: "Run the benchmark through `ssebench run`, each run gated on a passing audit and audited in flight",
 		Long: "bench runs every task with `CMD run --task ID --agent A --model M --run-id RID --egress POLICY [extra]`\n" +
-			"in the audited project (COMPOSE_PROJECT_NAME). Each run starts only after a passing audit of the\n" +
-			"project; while it runs it is audited from its own network namespace and from inside; afterwards\n" +
+			"in the audited project (COMPOSE_PROJECT_NAME). Each run starts only after a passing gate: the\n" +
+			"deployment audit (host checks and a fresh run), shared by the starts that follow it until the\n" +
+			"project's networks change or --gate-max-age passes. While a run runs it is audited from its own\n" +
+			"network namespace and from inside; afterwards\n" +
 			"its summary.json must record the egress the audit saw, and audit.json is written beside it.\n" +
 			"Exit status: 0 every run started and every audit passed, 1 a run was blocked or an audit failed,\n" +
 			"2 errors.",
@@ -88,6 +90,7 @@ func newBenchCmd() *cobra.Command {
 	fl.StringVar(&o.Results, "results", "results", "where ssebench writes its results")
 	fl.IntVar(&o.Jobs, "jobs", 1, "runs at once (each gated)")
 	fl.BoolVar(&o.FailFast, "fail-fast", false, "start no further run once one is blocked")
+	fl.DurationVar(&o.GateMaxAge, "gate-max-age", bench.DefaultGateMaxAge, "how long one passing gate vouches for run starts (a change to the project's networks ends it sooner)")
 	fl.StringVar(&format, "format", "table", "final report: table or json")
 	return cmd
 }
