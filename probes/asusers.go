@@ -62,7 +62,7 @@ func RunAs(ctx context.Context, exe, planFile string, users []string, passwdPath
 			uid, gid = e.UID, e.GID
 		}
 		ur.UID, ur.GID = uid, gid
-		rep, err := runChild(ctx, exe, planFile, uid, gid)
+		rep, err := runAsUser(ctx, exe, planFile, uid, gid)
 		if err != nil {
 			ur.Error = clip(err.Error())
 		} else {
@@ -71,6 +71,21 @@ func RunAs(ctx context.Context, exe, planFile string, users []string, passwdPath
 		m.Users = append(m.Users, ur)
 	}
 	return m
+}
+
+// runAsUser runs the plan as uid:gid on a thread of this process where its
+// kinds allow, else in a child process.
+func runAsUser(ctx context.Context, exe, planFile string, uid, gid int) (Report, error) {
+	data, err := ReadPlanFile(planFile)
+	if err == nil {
+		var p Plan
+		if p, err = parsePlan(data); err == nil {
+			if rep, ok, err := runOnThreadAs(ctx, p, uid, gid); ok {
+				return rep, err
+			}
+		}
+	}
+	return runChild(ctx, exe, planFile, uid, gid)
 }
 
 func parseUser(u string) (int, int, error) {
