@@ -123,12 +123,7 @@ func Execute(ctx context.Context, planJSON []byte, out io.Writer) error {
 
 // ReadPlanFile reads a plan file, at most MaxPlanBytes of it.
 func ReadPlanFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := ReadAtMost(f, MaxPlanBytes)
+	data, err := readFileAtMost(path, MaxPlanBytes)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
