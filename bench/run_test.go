@@ -204,3 +204,31 @@ func TestGateMaxAge(t *testing.T) {
 	res := Run(context.Background(), b, o)
 	assert.NotEqual(t, res.Runs[0].GateID, res.Runs[1].GateID)
 }
+
+// A run that ended before its in-flight audit could look from its own
+// namespace or from inside was not audited in flight: an error, whatever
+// its host checks say.
+func TestRunEndedBeforeExamined(t *testing.T) {
+	b := fakeBackend()
+	discovered := 0
+	b.OnDiscover = func(d *checks.Deployment) {
+		// Discoveries: the gate's, the in-flight audit's, and its look
+		// again at what ended. The run ends once its audit has begun.
+		switch discovered++; discovered {
+		case 2:
+			b.InRunErr = errors.New("running the probe: container is not running")
+			b.ProbeErr = errors.New("starting the probe container: cannot join network of a non running container")
+		case 3:
+			for i := range d.Runs {
+				d.Runs[i].Running = false
+			}
+		}
+	}
+	o := options(t, "t1")
+	res := Run(context.Background(), b, o)
+	rr := res.Runs[0]
+	require.NotNil(t, rr.InFlight)
+	assert.Equal(t, report.VerdictPass, rr.InFlight.Verdict, "what could not be probed of an ended run is not judged")
+	assert.Equal(t, VerdictError, rr.Verdict)
+	assert.Equal(t, "the run ended before it could be audited from its own namespace or from inside", rr.Reason)
+}

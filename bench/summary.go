@@ -87,6 +87,8 @@ func (b *bencher) finish(rr *RunResult, waitErr error) {
 		rr.Verdict, rr.Reason = VerdictFail, failedIDs(rr)
 	case rr.InFlight.Verdict != report.VerdictPass || ck.Status != report.Pass:
 		rr.Verdict, rr.Reason = VerdictError, "in-flight audit "+string(rr.InFlight.Verdict)+", "+ck.ID+" "+string(ck.Status)
+	case !examined(rr):
+		rr.Verdict, rr.Reason = VerdictError, "the run ended before it could be audited from its own namespace or from inside"
 	case waitErr != nil:
 		rr.Verdict, rr.Reason = VerdictError, fmt.Sprintf("ssebench run exited %d", rr.ExitCode)
 	default:
@@ -100,6 +102,19 @@ func (b *bencher) finish(rr *RunResult, waitErr error) {
 	if err := writeAuditJSON(dir, rr); err != nil && rr.Reason == "" {
 		rr.Reason = err.Error()
 	}
+}
+
+// examined says whether the in-flight audit made a check from the run's
+// own namespace or from inside it: a run that ended first was not.
+func examined(rr *RunResult) bool {
+	for _, p := range rr.InFlight.Projects {
+		for _, c := range p.Checks {
+			if c.Status != report.Skip && (c.Vantage == "run:"+rr.RunID || c.Vantage == "in-container:"+rr.RunID) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func failedIDs(rr *RunResult) string {

@@ -105,6 +105,9 @@ type auditor struct {
 	mu       sync.Mutex
 	evidence *report.Evidence
 	notes    []string
+	// runsOf maps the target of a check on another run, and the vantage
+	// of a live run, to that run's container.
+	runsOf map[string]string
 }
 
 // note keeps an audit-wide remark for the report.
@@ -179,6 +182,7 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 		out = append(out, r.rows...)
 	}
 	out = append(out, a.reach(ctx, project, in, results)...)
+	out = a.endedTargets(ctx, project, out)
 	return mergeTargets(out), dep.Families()
 }
 

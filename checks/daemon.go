@@ -107,7 +107,7 @@ func daemonPlan(q daemonRequest) func(PlanInput) []Planned {
 				tasks = append(tasks, versionRequest.task("version", addr, in.Config.Timeout))
 			}
 			ps = append(ps, Planned{Target: fmt.Sprintf("%s (task %s, container %s) %s", r.RunName(), r.TaskID, r.Name, addr),
-				Expected: q.Expected, Tasks: tasks, Judge: q.judge})
+				Expected: q.Expected, Tasks: tasks, Judge: q.judge, TargetRun: r.ID})
 		}
 		return ps
 	}

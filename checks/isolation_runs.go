@@ -91,7 +91,7 @@ var isolationRuns = &Check{
 			}
 			rule := listenerRuleFor(l)
 			ps = append(ps, Planned{Target: run.RunName() + " " + describeListener(l), Expected: "not reachable from another run",
-				Tasks: tasks, Judge: judgeExposed(rule)})
+				Tasks: tasks, Judge: judgeExposed(rule), TargetRun: run.ID})
 		}
 		return ps
 	},

@@ -43,6 +43,7 @@ func plan(in PlanInput, v Vantage) []Planned {
 // onStart, if not nil, is called once a probe has started.
 func (a *auditor) vantage(ctx context.Context, project string, v Vantage, ps []Planned, first *probes.Report, onStart func()) []report.Check {
 	start := time.Now()
+	a.noteTargets(ps)
 	checks, err := judgeWithRetries(v.Name, ps, a.cfg.Retries, func(sub []Planned) (probes.Report, error) {
 		if first != nil {
 			rep := *first

@@ -28,7 +28,9 @@ func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run
 	var ps []Planned
 	if v != nil {
 		ps = plan(in, *v)
+		a.noteVantage(v.Name, run.ID)
 	}
+	a.noteVantage(InContainerVantage(run), run.ID)
 	inside := a.cfg.insideChecks()
 	if len(inside) == 0 {
 		if len(ps) == 0 {

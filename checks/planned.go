@@ -18,6 +18,10 @@ type Planned struct {
 	// judge finds results by it); the audit prefixes it in a whole plan.
 	Tasks []probes.Task
 	Judge func(Results) Judgement
+	// TargetRun is the container of the run the check probes, where it
+	// probes one (another run's daemon or server): a run that ends while
+	// it is probed cannot be judged, and is said to have ended.
+	TargetRun string
 
 	// control is the positive control of Check (its catalogue entry's).
 	control string

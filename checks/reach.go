@@ -71,6 +71,7 @@ func (a *auditor) reach(ctx context.Context, project string, in PlanInput, resul
 				}
 				return append(rows, probeErrorRows(r.vantage.Name, ps[nControls:], err)...)
 			}
+			a.noteTargets(ps)
 			judged := dropControls(judgeVantage(r.vantage.Name, ps, *res.Report), ps[:nControls])
 			return append(rows, judged...)
 		})

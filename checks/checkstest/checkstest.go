@@ -64,6 +64,8 @@ type Backend struct {
 	Events chan checks.Change
 	// ChangesErr fails Changes.
 	ChangesErr error
+	// OnDiscover, when set, changes what each Discover returns (a copy).
+	OnDiscover func(*checks.Deployment)
 }
 
 var _ checks.Backend = (*Backend)(nil)
@@ -110,6 +112,9 @@ func (b *Backend) Discover(_ context.Context, project string) (*checks.Deploymen
 		a := *d.Agents
 		a.Members = slices.Clone(d.Agents.Members)
 		c.Agents = &a
+	}
+	if b.OnDiscover != nil {
+		b.OnDiscover(&c)
 	}
 	return &c, nil
 }
