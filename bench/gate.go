@@ -38,7 +38,6 @@ type gates struct {
 	running chan struct{} // closed when the gate under way is done
 	ours    map[string]bool
 	blind   error // the change stream broke: every start gets its own gate
-	made    int
 }
 
 func newGates(backend checks.Backend, cfg checks.Config, maxAge time.Duration) *gates {
@@ -104,7 +103,6 @@ func (g *gates) get(ctx context.Context) (*report.Report, error) {
 		}
 		done := make(chan struct{})
 		g.running, g.ofGen = done, g.gen
-		g.made++
 		g.mu.Unlock()
 
 		rep, err := g.audit(ctx)

@@ -107,9 +107,11 @@ func (b *bencher) finish(rr *RunResult, waitErr error) {
 // examined says whether the in-flight audit made a check from the run's
 // own namespace or from inside it: a run that ended first was not.
 func examined(rr *RunResult) bool {
+	run := checks.Container{RunID: rr.RunID}
+	own, inside := checks.RunVantage(run).Name, checks.InContainerVantage(run)
 	for _, p := range rr.InFlight.Projects {
 		for _, c := range p.Checks {
-			if c.Status != report.Skip && (c.Vantage == "run:"+rr.RunID || c.Vantage == "in-container:"+rr.RunID) {
+			if c.Status != report.Skip && (c.Vantage == own || c.Vantage == inside) {
 				return true
 			}
 		}

@@ -41,8 +41,8 @@ func TestWriteCatalogue(t *testing.T) {
 
 	b.Reset()
 	require.NoError(t, WriteCatalogue(&b, "table"))
-	for _, id := range IDs() {
-		assert.Contains(t, b.String(), id)
+	for _, c := range registry {
+		assert.Contains(t, b.String(), c.ID)
 	}
 	assert.ErrorContains(t, WriteCatalogue(&b, "yaml"), `unknown --format "yaml"`)
 	assert.True(t, strings.HasPrefix(anchor("egress.dns-direct"), "egressdns-direct"))

@@ -13,11 +13,14 @@ import (
 // plan lists what the wanted active checks probe from one vantage point, in
 // catalogue order. IPv6 targets are kept only where the agents network has
 // IPv6: elsewhere they are unreachable by construction and only cost time.
-func plan(in PlanInput, v Vantage) []Planned {
+func plan(in PlanInput, v Vantage) []Planned { return planOnly(in, v, nil) }
+
+// planOnly plans the checks keep keeps (nil: all).
+func planOnly(in PlanInput, v Vantage, keep func(*Check) bool) []Planned {
 	in.Vantage = v
 	var out []Planned
 	for _, c := range registry {
-		if c.Plan == nil || !in.Config.Wants(c.ID) {
+		if c.Plan == nil || !in.Config.Wants(c.ID) || (keep != nil && !keep(c)) {
 			continue
 		}
 		for _, p := range c.Plan(in) {

@@ -42,9 +42,18 @@ func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run
 	timeoutMS := a.cfg.Timeout.Milliseconds()
 	work := InRunWork{Users: []string{AgentUser, RunnerUser},
 		AsUsers: probes.Plan{TimeoutMS: timeoutMS}, AsRoot: &probes.Plan{TimeoutMS: timeoutMS}}
+	var asks []insideAsk
 	for _, c := range inside {
-		work.AsUsers.Tasks = append(work.AsUsers.Tasks, insideTasks(c, c.Inside.AsUsers, run)...)
-		work.AsRoot.Tasks = append(work.AsRoot.Tasks, insideTasks(c, c.Inside.AsRoot, run)...)
+		ask := insideAsk{check: c}
+		if c.Inside.AsUsers != nil {
+			ask.users = c.Inside.AsUsers(run)
+		}
+		if c.Inside.AsRoot != nil {
+			ask.root = c.Inside.AsRoot(run)
+		}
+		work.AsUsers.Tasks = append(work.AsUsers.Tasks, prefixed(c.ID+insideSep, ask.users)...)
+		work.AsRoot.Tasks = append(work.AsRoot.Tasks, prefixed(c.ID+insideSep, ask.root)...)
+		asks = append(asks, ask)
 	}
 	network := len(ps) > 0 && a.cfg.NetworkInExec()
 	if network {
@@ -56,8 +65,10 @@ func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run
 
 	vantage := InContainerVantage(run)
 	result := liveRunResult{run: &run, vantage: v, then: res.Then}
-	for _, c := range inside {
-		seen := insideResults(c, run, res)
+	reports := indexInRun(res)
+	for _, ask := range asks {
+		c := ask.check
+		seen := ask.results(res, reports)
 		for _, row := range c.Inside.Judge(run, seen) {
 			row.ID, row.Vantage, row.DurationMS = c.ID, vantage, took
 			result.rows = append(result.rows, row)
@@ -114,62 +125,63 @@ func (a *auditor) leftIn(run Container, left []string, removeErr error, probeDon
 		Message: "the audit left files in this run: `ssebench-audit cleanup` removes them"}}
 }
 
-// insideTasks are one in-container check's tasks, their IDs prefixed with
-// the check's.
-func insideTasks(c *Check, tasks func(Container) []probes.Task, run Container) []probes.Task {
-	if tasks == nil {
-		return nil
-	}
-	ts := tasks(run)
-	for i := range ts {
-		ts[i].ID = c.ID + insideSep + ts[i].ID
-	}
-	return ts
+// insideAsk is what one in-container check asks of a run.
+type insideAsk struct {
+	check       *Check
+	users, root []probes.Task
 }
 
-// insideResults are what an exec into a run saw for one check: each
-// user's results and root's, found by the check's task names.
-func insideResults(c *Check, run Container, res InRunResult) InsideResults {
-	seen := InsideResults{Err: res.Err, RootErr: res.Report.RootError}
-	if res.Err != nil {
-		return seen
-	}
+// inRunReports are the exec's reports, indexed: each user's that ran (in
+// the order asked) and root's.
+type inRunReports struct {
+	users []userIndex
+	root  map[string]probes.Result
+}
+
+type userIndex struct {
+	name    string
+	results map[string]probes.Result
+}
+
+// indexInRun indexes what an exec into a run reported, once for all the
+// checks that asked it.
+func indexInRun(res InRunResult) inRunReports {
+	var out inRunReports
 	for _, u := range res.Report.Users {
 		if u.Report == nil {
-			if u.User == AgentUser {
-				seen.Err = fmt.Errorf("the probe could not run as %s: %s", u.User, u.Error)
-			}
-			continue // a user the run's image does not have
+			continue
 		}
 		name := fmt.Sprintf("%d:%d", u.UID, u.GID)
 		if u.User != name {
 			name = u.User + " (" + name + ")"
 		}
-		seen.Users = append(seen.Users, UserResults{User: name, Results: pick(c, c.Inside.AsUsers, run, *u.Report)})
+		out.users = append(out.users, userIndex{name: name, results: indexResults(*u.Report)})
 	}
 	if res.Report.Root != nil {
-		seen.Root = pick(c, c.Inside.AsRoot, run, *res.Report.Root)
-	}
-	return seen
-}
-
-// pick finds one check's results in a report of the exec.
-func pick(c *Check, tasks func(Container) []probes.Task, run Container, rep probes.Report) Results {
-	if tasks == nil {
-		return nil
-	}
-	byID := make(map[string]probes.Result, len(rep.Results))
-	for _, r := range rep.Results {
-		byID[r.ID] = r
-	}
-	var out Results
-	for _, t := range tasks(run) {
-		r, ok := byID[c.ID+insideSep+t.ID]
-		if !ok {
-			r = probes.Result{Kind: t.Kind, Outcome: probes.Error, Detail: "no result"}
-		}
-		r.ID = t.ID
-		out = append(out, TaskResult{Name: t.ID, Task: t, Result: r})
+		out.root = indexResults(*res.Report.Root)
 	}
 	return out
+}
+
+// results are what an exec into a run saw for one check: each user's
+// results and root's, found by the check's task names.
+func (ask insideAsk) results(res InRunResult, reports inRunReports) InsideResults {
+	seen := InsideResults{Err: res.Err, RootErr: res.Report.RootError}
+	if res.Err != nil {
+		return seen
+	}
+	for _, u := range res.Report.Users {
+		if u.Report == nil && u.User == AgentUser {
+			seen.Err = fmt.Errorf("the probe could not run as %s: %s", u.User, u.Error)
+		} // else a user the run's image does not have
+	}
+	prefix := ask.check.ID + insideSep
+	for _, u := range reports.users {
+		rs, _ := named(prefix, ask.users, u.results)
+		seen.Users = append(seen.Users, UserResults{User: u.name, Results: rs})
+	}
+	if reports.root != nil {
+		seen.Root, _ = named(prefix, ask.root, reports.root)
+	}
+	return seen
 }

@@ -20,7 +20,6 @@ type Deployment struct {
 	Agents  *Network // <project>_agents; nil when it does not exist
 	Default *Network // <project>_default; nil when it does not exist
 	Proxy   *Container
-	DB      *Container
 	Runs    []Container // run containers of the project, sorted by RunName
 	// Others are containers of other projects (and their runs): the
 	// targets of isolation.projects.

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ssebench-audit/ssebench-audit/probes"
@@ -80,34 +80,57 @@ const planSep = "/"
 func planOf(ps []Planned, timeout time.Duration) probes.Plan {
 	plan := probes.Plan{TimeoutMS: timeout.Milliseconds()}
 	for i, p := range ps {
-		for _, t := range p.Tasks {
-			t.ID = fmt.Sprintf("%d%s%s", i, planSep, t.ID)
-			plan.Tasks = append(plan.Tasks, t)
-		}
+		plan.Tasks = append(plan.Tasks, prefixed(planPrefix(i), p.Tasks)...)
 	}
 	return plan
 }
 
+func planPrefix(i int) string { return strconv.Itoa(i) + planSep }
+
 // resultsOf maps a probe's report back to each planned check's results,
 // by the IDs planOf gave; missing[i] says a task of check i got none.
 func resultsOf(ps []Planned, rep probes.Report) (out []Results, missing []bool) {
-	byID := make(map[string]probes.Result, len(rep.Results))
-	for _, r := range rep.Results {
-		byID[r.ID] = r
-	}
+	idx := indexResults(rep)
 	out, missing = make([]Results, len(ps)), make([]bool, len(ps))
 	for i, p := range ps {
-		for _, t := range p.Tasks {
-			r, ok := byID[fmt.Sprintf("%d%s%s", i, planSep, t.ID)]
-			if !ok {
-				missing[i] = true
-				r = probes.Result{Kind: t.Kind, Outcome: probes.Error, Detail: "no result"}
-			}
-			r.ID = t.ID
-			out[i] = append(out[i], TaskResult{Name: t.ID, Task: t, Result: r})
-		}
+		out[i], missing[i] = named(planPrefix(i), p.Tasks, idx)
 	}
 	return out, missing
+}
+
+// prefixed copies tasks with their IDs prefixed, for a plan that carries
+// the tasks of several checks.
+func prefixed(prefix string, tasks []probes.Task) []probes.Task {
+	out := make([]probes.Task, len(tasks))
+	for i, t := range tasks {
+		t.ID = prefix + t.ID
+		out[i] = t
+	}
+	return out
+}
+
+// indexResults indexes a report's results by task ID.
+func indexResults(rep probes.Report) map[string]probes.Result {
+	idx := make(map[string]probes.Result, len(rep.Results))
+	for _, r := range rep.Results {
+		idx[r.ID] = r
+	}
+	return idx
+}
+
+// named finds the results of tasks (IDs as the check named them) under
+// prefix; a task without one gets an error result, and missing is set.
+func named(prefix string, tasks []probes.Task, idx map[string]probes.Result) (rs Results, missing bool) {
+	for _, t := range tasks {
+		r, ok := idx[prefix+t.ID]
+		if !ok {
+			missing = true
+			r = probes.Result{Kind: t.Kind, Outcome: probes.Error, Detail: "no result"}
+		}
+		r.ID = t.ID
+		rs = append(rs, TaskResult{Name: t.ID, Task: t, Result: r})
+	}
+	return rs, missing
 }
 
 // longest is the longest a result of these took, as the check's duration

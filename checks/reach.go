@@ -90,13 +90,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 // controls are the positive controls planned from v.
 func (a *auditor) controls(in PlanInput, v Vantage) []Planned {
-	var out []Planned
-	for _, p := range plan(in, v) {
-		if p.control == "" {
-			out = append(out, p)
-		}
-	}
-	return out
+	return planOnly(in, v, func(c *Check) bool { return c.Control == "" })
 }
 
 // dropControls leaves out the rows of the controls, already reported by

@@ -1,10 +1,6 @@
 package checks
 
-import (
-	"slices"
-
-	"github.com/ssebench-audit/ssebench-audit/report"
-)
+import "github.com/ssebench-audit/ssebench-audit/report"
 
 // registry is the catalogue, in its order (controls before what they
 // control): everything reads it, the audit, --only and --skip, plans,
@@ -35,9 +31,6 @@ var registry = []*Check{
 	auditProbe,
 }
 
-// Catalogue lists every check in catalogue order.
-func Catalogue() []*Check { return slices.Clone(registry) }
-
 // Lookup finds a check by its ID.
 func Lookup(id string) (*Check, bool) {
 	for _, c := range registry {
@@ -52,15 +45,6 @@ func Lookup(id string) (*Check, bool) {
 func Known(id string) bool {
 	_, ok := Lookup(id)
 	return ok
-}
-
-// IDs lists the catalogue's IDs in order.
-func IDs() []string {
-	ids := make([]string, len(registry))
-	for i, c := range registry {
-		ids[i] = c.ID
-	}
-	return ids
 }
 
 // Entries describes the catalogue for reports.

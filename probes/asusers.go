@@ -46,6 +46,14 @@ const maxUserReport = 4 << 20
 func RunAs(ctx context.Context, exe, planFile string, users []string, passwdPath string) MultiReport {
 	var m MultiReport
 	var names map[string]PasswdEntry
+	// Read once: every user runs the same plan, on a thread where its
+	// kinds allow (an unreadable plan goes to the children, which say so).
+	var plan *Plan
+	if data, err := ReadPlanFile(planFile); err == nil {
+		if p, err := parsePlan(data); err == nil {
+			plan = &p
+		}
+	}
 	for _, u := range users {
 		ur := UserReport{User: u}
 		uid, gid, err := parseUser(u)
@@ -62,7 +70,7 @@ func RunAs(ctx context.Context, exe, planFile string, users []string, passwdPath
 			uid, gid = e.UID, e.GID
 		}
 		ur.UID, ur.GID = uid, gid
-		rep, err := runAsUser(ctx, exe, planFile, uid, gid)
+		rep, err := runAsUser(ctx, exe, planFile, plan, uid, gid)
 		if err != nil {
 			ur.Error = clip(err.Error())
 		} else {
@@ -75,14 +83,10 @@ func RunAs(ctx context.Context, exe, planFile string, users []string, passwdPath
 
 // runAsUser runs the plan as uid:gid on a thread of this process where its
 // kinds allow, else in a child process.
-func runAsUser(ctx context.Context, exe, planFile string, uid, gid int) (Report, error) {
-	data, err := ReadPlanFile(planFile)
-	if err == nil {
-		var p Plan
-		if p, err = parsePlan(data); err == nil {
-			if rep, ok, err := runOnThreadAs(ctx, p, uid, gid); ok {
-				return rep, err
-			}
+func runAsUser(ctx context.Context, exe, planFile string, plan *Plan, uid, gid int) (Report, error) {
+	if plan != nil {
+		if rep, ok, err := runOnThreadAs(ctx, *plan, uid, gid); ok {
+			return rep, err
 		}
 	}
 	return runChild(ctx, exe, planFile, uid, gid)

@@ -34,7 +34,7 @@ func (r InRun) Serve(ctx context.Context, then io.Reader, out io.Writer) error {
 	if then == nil {
 		return WriteMulti(out, r.Run(ctx))
 	}
-	first := r.Run(ctx, false)
+	first := r.examine(ctx)
 	if err := WriteMulti(out, first); err != nil {
 		return err
 	}
@@ -68,9 +68,15 @@ func readThenPlan(in io.Reader) (*Plan, error) {
 	return &p, nil
 }
 
-// Run does it and says what happened; it never fails as a whole. With
-// remove false the copies stay (a second round follows).
-func (r InRun) Run(ctx context.Context, remove ...bool) MultiReport {
+// Run does it and says what happened; it never fails as a whole.
+func (r InRun) Run(ctx context.Context) MultiReport {
+	m := r.examine(ctx)
+	r.remove(&m)
+	return m
+}
+
+// examine runs root's plan and the users' plans; the copies stay.
+func (r InRun) examine(ctx context.Context) MultiReport {
 	var root Report
 	var rootErr error
 	var wg sync.WaitGroup
@@ -88,9 +94,6 @@ func (r InRun) Run(ctx context.Context, remove ...bool) MultiReport {
 		m.RootError = clip(rootErr.Error())
 	case r.RootPlan != "":
 		m.Root = &root
-	}
-	if len(remove) == 0 || remove[0] {
-		r.remove(&m)
 	}
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,8 +68,9 @@ func probeListeners(ctx context.Context, t Task) Result {
 		r.Outcome, r.Detail = Error, "no readable table under "+filepath.Join(root, "net")
 		return r
 	}
-	nameProcesses(ctx, root, inodes, ls)
-	guessProcesses(ctx, root, ls)
+	if len(ls) > 0 {
+		nameProcesses(ls, inodes, scanProcesses(ctx, root))
+	}
 	sort.SliceStable(ls, func(i, j int) bool {
 		if ls[i].Port != ls[j].Port {
 			return ls[i].Port < ls[j].Port
@@ -130,107 +132,83 @@ func parseHexIP(s string) net.IP {
 	return ip
 }
 
-// nameProcesses fills Process for sockets whose inode a process holds,
-// scanning at most maxProcs processes and maxFDsPerProc fds each.
-func nameProcesses(ctx context.Context, root string, inodes map[string][]int, ls []Listener) {
-	if len(inodes) == 0 {
-		return
-	}
+// process is what the listeners probe reads of one process.
+type process struct {
+	pid     string
+	uid     int
+	cmdline string   // short and printable
+	args    []string // its words, split at separators, to find a port
+	sockets []string // inodes of the sockets it holds, where its fds are readable
+}
+
+// scanProcesses reads, in one pass over at most maxProcs processes, each
+// one's uid, command line and (at most maxFDsPerProc) sockets.
+func scanProcesses(ctx context.Context, root string) []process {
 	dirs, err := os.ReadDir(root)
 	if err != nil {
-		return
+		return nil
 	}
-	seen := 0
+	var out []process
 	for _, d := range dirs {
 		if _, err := strconv.Atoi(d.Name()); err != nil || ctx.Err() != nil {
 			continue
 		}
-		if seen++; seen > maxProcs {
-			return
+		if len(out) >= maxProcs {
+			break
 		}
-		pid := filepath.Join(root, d.Name())
-		fds, err := os.ReadDir(filepath.Join(pid, "fd"))
-		if err != nil {
-			continue // not ours to read (not root), or gone
+		dir := filepath.Join(root, d.Name())
+		uid, ok := realUID(filepath.Join(dir, "status"))
+		if !ok {
+			continue // gone
 		}
-		var cmd string
+		raw, _ := readFileAtMost(filepath.Join(dir, "cmdline"), 4096)
+		p := process{pid: d.Name(), uid: uid, cmdline: printableCmdline(raw),
+			args: strings.FieldsFunc(string(raw), func(r rune) bool { return r == 0 || r == ' ' || r == ':' || r == '=' })}
+		fds, _ := os.ReadDir(filepath.Join(dir, "fd")) // not ours to read without CAP_SYS_PTRACE
 		for i, fd := range fds {
 			if i >= maxFDsPerProc {
 				break
 			}
-			link, err := os.Readlink(filepath.Join(pid, "fd", fd.Name()))
-			inode, ok := strings.CutPrefix(link, "socket:[")
-			if err != nil || !ok {
-				continue
+			link, err := os.Readlink(filepath.Join(dir, "fd", fd.Name()))
+			if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok {
+				p.sockets = append(p.sockets, strings.TrimSuffix(inode, "]"))
 			}
-			for _, at := range inodes[strings.TrimSuffix(inode, "]")] {
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// nameProcesses fills Process: the process holding the socket, where its
+// fds could be read; else, marked as a guess, the one process of the
+// socket's uid whose command line names its port (reading another
+// process's fds needs CAP_SYS_PTRACE, which Docker's default set lacks
+// even for root, while command lines and owners are readable by anyone).
+// Not "the only process of that uid": the sockets of Docker's resolver
+// are held by the engine, outside the container.
+func nameProcesses(ls []Listener, inodes map[string][]int, procs []process) {
+	for _, p := range procs {
+		for _, inode := range p.sockets {
+			for _, at := range inodes[inode] {
 				if ls[at].Process == "" {
-					if cmd == "" {
-						cmd = cmdline(pid) + " (pid " + d.Name() + ")"
-					}
-					ls[at].Process = cmd
+					ls[at].Process = p.cmdline + " (pid " + p.pid + ")"
 				}
 			}
 		}
-	}
-}
-
-// guessProcesses names, for sockets nameProcesses could not (reading
-// another process's fds needs CAP_SYS_PTRACE, which Docker's default set
-// lacks even for root), the one process of the socket's uid whose command
-// line names its port, marked as a guess. Command lines and owners are
-// readable by anyone. (Not "the only process of that uid": sockets of
-// Docker's resolver are held by the engine, outside the container.)
-func guessProcesses(ctx context.Context, root string, ls []Listener) {
-	missing := false
-	for _, l := range ls {
-		missing = missing || l.Process == ""
-	}
-	if !missing {
-		return
-	}
-	type proc struct {
-		pid  string
-		uid  int
-		args []string
-	}
-	var procs []proc
-	dirs, err := os.ReadDir(root)
-	if err != nil {
-		return
-	}
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil || ctx.Err() != nil || len(procs) >= maxProcs {
-			continue
-		}
-		uid, ok := realUID(filepath.Join(root, d.Name(), "status"))
-		if !ok {
-			continue
-		}
-		b, _ := readFileAtMost(filepath.Join(root, d.Name(), "cmdline"), 4096)
-		procs = append(procs, proc{pid: d.Name(), uid: uid, args: strings.FieldsFunc(string(b), func(r rune) bool {
-			return r == 0 || r == ' ' || r == ':' || r == '='
-		})})
 	}
 	for i, l := range ls {
 		if l.Process != "" {
 			continue
 		}
-		var byPort []proc
+		var byPort []process
 		port := strconv.Itoa(l.Port)
 		for _, p := range procs {
-			if p.uid != l.UID {
-				continue
-			}
-			for _, a := range p.args {
-				if a == port {
-					byPort = append(byPort, p)
-					break
-				}
+			if p.uid == l.UID && slices.Contains(p.args, port) {
+				byPort = append(byPort, p)
 			}
 		}
 		if len(byPort) == 1 {
-			ls[i].Process = "likely " + cmdline(filepath.Join(root, byPort[0].pid)) + " (pid " + byPort[0].pid + ")"
+			ls[i].Process = "likely " + byPort[0].cmdline + " (pid " + byPort[0].pid + ")"
 		}
 	}
 }
@@ -253,12 +231,9 @@ func realUID(status string) (int, bool) {
 	return 0, false
 }
 
-// cmdline is a process's command line, short and printable.
-func cmdline(pid string) string {
-	b, err := readFileAtMost(filepath.Join(pid, "cmdline"), 4096)
-	if err != nil || len(b) == 0 {
-		return "?"
-	}
+// printableCmdline is a command line as read from /proc, short and
+// printable.
+func printableCmdline(b []byte) string {
 	s := strings.TrimSpace(strings.Map(func(r rune) rune {
 		if r == 0 {
 			return ' '
@@ -268,6 +243,9 @@ func cmdline(pid string) string {
 		}
 		return r
 	}, string(b)))
+	if s == "" {
+		return "?"
+	}
 	if len(s) > maxProcessString {
 		s = s[:maxProcessString] + "…"
 	}

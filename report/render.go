@@ -20,10 +20,7 @@ type Options struct {
 
 // Entry describes one check of the catalogue.
 type Entry struct {
-	ID     string `json:"id"`
-	Title  string `json:"title"`
-	From   string `json:"from"`
-	Remedy string `json:"remedy"`
+	ID, Title, From, Remedy string
 }
 
 // formats is the registry behind --format; add a format here and nowhere else.

@@ -107,8 +107,6 @@ func (b *Backend) Discover(ctx context.Context, project string) (*checks.Deploym
 			d.Runs = append(d.Runs, cc)
 		case cc.Service == checks.ServiceProxy:
 			d.Proxy = &cc
-		case cc.Service == checks.ServiceDB:
-			d.DB = &cc
 		}
 	}
 	if agents != nil {

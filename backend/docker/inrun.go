@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/probes"
@@ -68,79 +65,54 @@ func (s *session) InRun(ctx context.Context, run checks.Container, work checks.I
 	if err != nil {
 		return checks.InRunResult{Err: fmt.Errorf("copying the probe into the run: %w", err)}
 	}
-	if work.Then {
-		return s.inRunThen(ctx, run, binPath, copied, cmd)
+	res = s.startInRun(ctx, run, binPath, copied, cmd, work.Then)
+	if res.Then != nil || (res.Err == nil && res.Report.Removed) {
+		return res
 	}
-	defer func() {
-		if res.Err == nil && res.Report.Removed {
-			return
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-		defer cancel()
-		if err := s.execRemove(rctx, run.ID, binPath, copied); err != nil {
-			res.Left, res.RemoveErr = copied, err
-		}
-	}()
+	res.Left, res.RemoveErr = s.removeLeft(ctx, run.ID, binPath, copied)
+	return res
+}
+
+// startInRun starts the copied probe and reads its first line: its report
+// (and, without then, its removal of the copies). With then, the probe
+// waits for a second plan, its stdin attached: Finish sends it.
+func (s *session) startInRun(ctx context.Context, run checks.Container, self string, copied, cmd []string, then bool) checks.InRunResult {
 	if err := ctx.Err(); err != nil {
 		return checks.InRunResult{Err: fmt.Errorf("interrupted: %w", err)}
 	}
-	stdout, stderr, err := s.exec(ctx, run.ID, "0:0", cmd)
+	x, err := s.startExec(ctx, run.ID, "0:0", cmd, then)
 	if err != nil {
 		return checks.InRunResult{Err: fmt.Errorf("running the probe: %w", err)}
 	}
-	m, err := probes.ParseMultiReport(bytes.NewReader(stdout), maxProbeStdout)
+	lctx, cancel := context.WithTimeout(ctx, 2*s.timeout+30*time.Second)
+	defer cancel()
+	line, err := x.line(lctx)
 	if err != nil {
-		return checks.InRunResult{Err: fmt.Errorf("the in-container probe: %v (stderr: %s)", err, firstLine(stderr))}
+		x.close()
+		return checks.InRunResult{Err: fmt.Errorf("running the probe: %w (stderr: %s)", err, x.stderrLine())}
 	}
-	return checks.InRunResult{Report: m}
+	m, err := probes.ParseMultiReport(bytes.NewReader(line), maxProbeStdout)
+	if err != nil || !then {
+		x.close()
+	}
+	if err != nil {
+		return checks.InRunResult{Err: fmt.Errorf("the in-container probe: %v (stderr: %s)", err, x.stderrLine())}
+	}
+	if !then {
+		return checks.InRunResult{Report: m}
+	}
+	f := &followup{s: s, x: x, run: run, self: self, copied: copied}
+	s.mu.Lock()
+	if s.waiting == nil {
+		s.waiting = map[*followup]bool{}
+	}
+	s.waiting[f] = true
+	s.mu.Unlock()
+	return checks.InRunResult{Report: m, Then: f}
 }
 
 // copiedPath names a file this audit copies into a run, at its root (it
 // exists in every image, /tmp does not); copiedName (copies.go) matches it.
 func (s *session) copiedPath(kind string) string {
 	return "/" + probes.CopiedPrefix + kind + "-" + s.auditID
-}
-
-// execRemove runs, as root, the copied probe at self to stop the probes
-// still running any of paths and to remove paths (self among them).
-func (s *session) execRemove(ctx context.Context, id, self string, paths []string) error {
-	cmd := []string{self, "probe"}
-	for _, p := range paths {
-		cmd = append(cmd, "--remove", p)
-	}
-	_, stderr, err := s.exec(ctx, id, "0:0", cmd)
-	if err == nil && len(stderr) > 0 {
-		err = errors.New(firstLine(stderr))
-	}
-	return err
-}
-
-// execEnv blanks, for the probe, what the run's own environment could set
-// to change how a Go program runs (the exec inherits that environment), and
-// keeps the probe to one core of the run's: its tasks wait on the network,
-// and on a busy host one P cost 4% less CPU in all (measured, 20 runs).
-var execEnv = []string{"GODEBUG=", "GOGC=", "GOMEMLIMIT=", "GOMAXPROCS=1", "GOTRACEBACK="}
-
-// exec runs cmd in a container as user and returns its bounded output.
-func (s *session) exec(ctx context.Context, id, user string, cmd []string) ([]byte, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*s.timeout+30*time.Second)
-	defer cancel()
-	created, err := s.api.ContainerExecCreate(ctx, id, container.ExecOptions{User: user, Cmd: cmd, Env: execEnv,
-		AttachStdout: true, AttachStderr: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	att, err := s.api.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer att.Close()
-	go func() { <-ctx.Done(); att.Close() }() // unblock the read on timeout or Ctrl-C
-	var out, errb bytes.Buffer
-	_, _ = stdcopy.StdCopy(probes.NewLimitWriter(&out, maxProbeStdout+1), probes.NewLimitWriter(&errb, maxProbeStderr),
-		io.LimitReader(att.Reader, 2*maxProbeStdout))
-	if ctx.Err() != nil {
-		return nil, nil, fmt.Errorf("interrupted or timed out: %w", ctx.Err())
-	}
-	return out.Bytes(), errb.Bytes(), nil
 }
