@@ -232,3 +232,24 @@ func TestRunEndedBeforeExamined(t *testing.T) {
 	assert.Equal(t, VerdictError, rr.Verdict)
 	assert.Equal(t, "the run ended before it could be audited from its own namespace or from inside", rr.Reason)
 }
+
+// The benchmark's own run joining and leaving the network is expected: the
+// gate stays valid for the next start.
+func TestGateIgnoresOwnRuns(t *testing.T) {
+	b := fakeBackend()
+	b.Events = make(chan checks.Change)
+	o := options(t, "t1", "t2")
+	o.Jobs = 1
+	go func() {
+		for len(b.Locked(func() any { return b.InRuns }).([]string)) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		own := b.Locked(func() any { return b.InRuns[0] }).(string)
+		b.Events <- checks.Change{What: "connect", Network: "p_agents", Container: "sse-" + own, RunID: own}
+		b.Events <- checks.Change{What: "connect", Network: "p_agents", Container: "probe", Probe: true}
+		b.Events <- checks.Change{What: "disconnect", Network: "p_agents", Container: "sse-" + own, RunID: own}
+	}()
+	res := Run(context.Background(), b, o)
+	require.Equal(t, "pass", res.Verdict)
+	assert.Equal(t, res.Runs[0].GateID, res.Runs[1].GateID, "one gate for both starts")
+}

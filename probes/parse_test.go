@@ -182,4 +182,9 @@ func TestParseListeners(t *testing.T) {
 	bad := strings.Replace(ok, `"port":4096`, `"port":70000`, 1)
 	_, err = ParseReport(strings.NewReader(bad), 1<<20)
 	assert.ErrorContains(t, err, "listener out of bounds")
+	one := `{"proto":"tcp","address":"0.0.0.0","port":1,"uid":0}`
+	many := strings.Replace(ok, `[{"proto":"tcp","address":"0.0.0.0","port":4096,"uid":1000,"process":"opencode (pid 7)"}]`,
+		"["+strings.Repeat(one+",", MaxListeners)+one+"]", 1)
+	_, err = ParseReport(strings.NewReader(many), 1<<20)
+	assert.ErrorContains(t, err, "more than 512")
 }
