@@ -88,21 +88,32 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "stopping the world:", err)
 		code = 1
 	}
-	if n := leftoverProbes(context.Background()); n > 0 {
-		fmt.Fprintf(os.Stderr, "%d audit probe containers were left behind\n", n)
+	if left := leftoverProbes(context.Background()); len(left) > 0 {
+		// Named with what they were for, so the test that left them can be found.
+		fmt.Fprintf(os.Stderr, "%d audit probe containers were left behind:\n", len(left))
+		for _, c := range left {
+			fmt.Fprintln(os.Stderr, "  "+c)
+		}
 		code = 1
 	}
 	return code
 }
 
-// leftoverProbes counts probe containers still on the engine.
-func leftoverProbes(ctx context.Context) int {
+// leftoverProbes describes the probe containers still on the engine: name,
+// vantage, project, state and when they were made.
+func leftoverProbes(ctx context.Context) []string {
 	list, err := api.ContainerList(ctx, container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", "ssebench-audit.probe"))})
+		Filters: filters.NewArgs(filters.Arg("label", docker.LabelProbe))})
 	if err != nil {
-		return -1
+		return []string{"listing probe containers: " + err.Error()}
 	}
-	return len(list)
+	var left []string
+	for _, c := range list {
+		left = append(left, fmt.Sprintf("%v vantage=%s project=%s audit=%s state=%s created=%s", c.Names,
+			c.Labels[docker.LabelVantage], c.Labels[docker.LabelProject], c.Labels[docker.LabelProbe], c.Status,
+			time.Unix(c.Created, 0).UTC().Format(time.RFC3339)))
+	}
+	return left
 }
 
 // toolImages lists the IDs of the tool's images (probe and fixture).

@@ -53,7 +53,18 @@ func (s *session) Probe(ctx context.Context, project string, v checks.Vantage, p
 			host.DNS = []string{s.opts.ProbeDNS}
 		}
 	}
-	created, err := s.api.ContainerCreate(ctx, cfg, host, netCfg, nil, "")
+	if err := ctx.Err(); err != nil {
+		return probes.Report{}, fmt.Errorf("interrupted: %w", err)
+	}
+	// Ctrl-C does not cut the create short: the engine would complete it
+	// anyway, and the container would be known to nobody. Close waits.
+	if err := s.startProbing(); err != nil {
+		return probes.Report{}, err
+	}
+	defer s.probing.Done()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	created, err := s.api.ContainerCreate(cctx, cfg, host, netCfg, nil, "")
+	cancel()
 	if err != nil {
 		return probes.Report{}, fmt.Errorf("creating the probe container: %w", err)
 	}

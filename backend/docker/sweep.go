@@ -26,12 +26,12 @@ func (b *Backend) SweepProject(ctx context.Context, project string) (int, error)
 }
 
 // How long a sweep keeps looking for creates that were still under way:
-// an engine finishes a create whose client was killed or cancelled, and
-// the container appears after the first listing.
+// an engine finishes a create whose client was killed, and the container
+// appears after the first listing; on an engine busy with other work a
+// create can take seconds.
 const (
-	settleAfterCrash     = 1500 * time.Millisecond
-	settleAfterInterrupt = 3 * time.Second
-	sweepInterval        = 250 * time.Millisecond
+	settleAfterCrash = 5 * time.Second
+	sweepInterval    = 250 * time.Millisecond
 )
 
 // sweep removes what the selectors match, listing again until nothing is
