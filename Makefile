@@ -9,8 +9,10 @@ export CGO_ENABLED = 0
 
 .PHONY: build demo test unit race e2e bench fuzz docs cleanup clean
 
+# The tool, and beside it the probe alone: what audits put in probe
+# containers and copy into live runs (the tool finds it there).
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ssebench-audit
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/ssebench-audit ./cmd/ssebench-audit-probe
 
 ## demo: bring up a correct and a faulty deployment, audit both, remove everything
 demo: build

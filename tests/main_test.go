@@ -46,7 +46,9 @@ func run(m *testing.M) int {
 	binary = filepath.Join(dir, "ssebench-audit")
 	// Built as `make build` builds it: the binary the benchmark measures is
 	// the one users run (stripped, it is also what audits copy into runs).
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binary, "../cmd/ssebench-audit")
+	// The probe alone goes beside it, as `make build` puts it: the tool
+	// finds it there and puts it where agents stand.
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", dir+"/", "../cmd/ssebench-audit", "../cmd/ssebench-audit-probe")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building ssebench-audit: %v\n%s", err, out)

@@ -20,8 +20,9 @@ type Options struct {
 	// run --dns`): test worlds set it so that forwarded queries stay on
 	// this machine; real audits leave it empty (Docker's default, as a run).
 	ProbeDNS string
-	// Binary is the tool's own executable (the probe image's, and what is
-	// copied into runs); empty for this process's.
+	// Binary is the tool's own executable, empty for this process's: the
+	// probe beside it (or else it) is the probe image's binary and what is
+	// copied into runs.
 	Binary string
 }
 

@@ -6,10 +6,11 @@ import (
 	"github.com/ssebench-audit/ssebench-audit/images"
 )
 
-// EnsureProbeImage builds the probe image from the tool's executable unless
-// an image with its content-hash tag exists.
-func EnsureProbeImage(ctx context.Context, api images.Builder, binary string) (string, bool, error) {
-	binary, err := executablePath(binary)
+// EnsureProbeImage builds the probe image from the probe's executable (the
+// probe binary beside the tool, else the tool) unless an image with its
+// content-hash tag exists.
+func EnsureProbeImage(ctx context.Context, api images.Builder, tool string) (string, bool, error) {
+	binary, err := probeExecutable(tool)
 	if err != nil {
 		return "", false, err
 	}

@@ -94,9 +94,9 @@ func (s *session) probeImage(ctx context.Context) (string, error) {
 	return s.image, s.imageErr
 }
 
-// binary is the tool's own executable, read once: what is copied into runs.
+// binary is the probe's executable, read once: what is copied into runs.
 func (s *session) binary() ([]byte, error) {
-	s.binOnce.Do(func() { s.bin, s.binErr = readExecutable(s.opts.Binary) })
+	s.binOnce.Do(func() { s.bin, s.binErr = readProbeExecutable(s.opts.Binary) })
 	return s.bin, s.binErr
 }
 

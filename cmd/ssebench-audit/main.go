@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssebench-audit/ssebench-audit/probes"
+	"github.com/ssebench-audit/ssebench-audit/probes/probecmd"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
@@ -57,7 +58,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(newAuditCmd(), newGateCmd(), newBenchCmd(), newPlanCmd(), newCleanupCmd(), newProbeCmd(), newProbeImageCmd(),
+	root.AddCommand(newAuditCmd(), newGateCmd(), newBenchCmd(), newPlanCmd(), newCleanupCmd(), probecmd.New(), newProbeImageCmd(),
 		newVersionCmd(), newFixtureStubCmd(), newDemoCmd(), newChecksCmd(), newSchemaCmd())
 	return root
 }

@@ -1,4 +1,9 @@
-package main
+// Package probecmd is the probe's command line: what runs inside probe
+// containers and, copied in, inside live runs. Both the tool
+// (`ssebench-audit probe`) and the small probe binary
+// (cmd/ssebench-audit-probe) serve it, so either can be what an audit
+// puts where agents stand.
+package probecmd
 
 import (
 	"io"
@@ -9,8 +14,8 @@ import (
 	"github.com/ssebench-audit/ssebench-audit/probes"
 )
 
-// newProbeCmd is what runs inside probe containers (hidden: not for users).
-func newProbeCmd() *cobra.Command {
+// New is the probe command (hidden in the tool: not for users).
+func New() *cobra.Command {
 	var planFile, rootPlan string
 	var remove, as []string
 	var thenStdin bool
