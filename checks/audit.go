@@ -137,6 +137,11 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 		}
 	}
 	out := a.hostChecks(HostInput{Config: a.cfg, Dep: dep, Runs: runs}, scoped)
+	if dep.Cluster != nil {
+		// Said in every report of a cluster, so that a pass is not read as
+		// more than it is: a plugin that ignores policies passes these.
+		a.note("namespace %s: the cluster's objects were judged from its API; no probe stood where a run stands, so whether the network plugin enforces the policies was not checked", project)
+	}
 	if dep.Agents == nil {
 		return out, nil
 	}
@@ -191,7 +196,7 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 func (a *auditor) hostChecks(in HostInput, scoped bool) []report.Check {
 	var out []report.Check
 	for _, c := range registry {
-		if c.Host == nil || !a.cfg.Wants(c.ID) || (scoped && !c.PerRun) {
+		if c.Host == nil || !c.On(in.Dep.Backend) || !a.cfg.Wants(c.ID) || (scoped && !c.PerRun) {
 			continue
 		}
 		for _, row := range c.Host(in) {

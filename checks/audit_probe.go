@@ -11,6 +11,8 @@ var auditProbe = &Check{
 	Title:  "Every vantage point could be set up and probed, and nothing the audit copied into a run was left there",
 	From:   FromRuns,
 	Remedy: "See the message: the probe could not run, or a copy is left in a run; `ssebench-audit cleanup` removes leftovers.",
+	// Discovery failing is reported under it on every backend.
+	Backends: []string{BackendDocker, BackendKubernetes},
 }
 
 // probeError is the audit.probe row for a vantage point that could not be

@@ -9,7 +9,7 @@ import (
 )
 
 // ErrEngine marks an audit that could not reach the backend's engine at all.
-var ErrEngine = errors.New("cannot reach the Docker engine")
+var ErrEngine = errors.New("cannot reach the engine")
 
 // Backend is where ssebench deployments run (a Docker engine): it finds
 // them, and opens audit sessions that stand probes where agents stand.

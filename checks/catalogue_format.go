@@ -14,13 +14,14 @@ var CatalogueFormats = []string{"json", "markdown", "table"}
 // catalogueEntry is one check as `ssebench-audit checks --format json`
 // writes it.
 type catalogueEntry struct {
-	ID      string `json:"id"`
-	Title   string `json:"title"`
-	From    From   `json:"from"`
-	How     string `json:"how"`
-	Control string `json:"control,omitempty"`
-	PerRun  bool   `json:"per_run,omitempty"`
-	Remedy  string `json:"remedy"`
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	From     From     `json:"from"`
+	How      string   `json:"how"`
+	Control  string   `json:"control,omitempty"`
+	PerRun   bool     `json:"per_run,omitempty"`
+	Remedy   string   `json:"remedy"`
+	Backends []string `json:"backends"`
 }
 
 // how says how a check is made, in the catalogue's words.
@@ -48,7 +49,7 @@ func WriteCatalogue(w io.Writer, format string) error {
 		var out []catalogueEntry
 		for _, c := range registry {
 			out = append(out, catalogueEntry{ID: c.ID, Title: c.Title, From: c.From, How: c.how(), Control: c.Control,
-				PerRun: c.PerRun, Remedy: c.Remedy})
+				PerRun: c.PerRun, Remedy: c.Remedy, Backends: c.backends()})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -64,7 +65,7 @@ func WriteCatalogue(w io.Writer, format string) error {
 			if i > 0 {
 				b.WriteByte('\n')
 			}
-			fmt.Fprintf(&b, "%s  (%s)\n  passes when: %s\n", c.ID, c.From, c.Title)
+			fmt.Fprintf(&b, "%s  (%s; %s)\n  passes when: %s\n", c.ID, c.From, strings.Join(c.backends(), ", "), c.Title)
 			if c.Control != "" {
 				fmt.Fprintf(&b, "  control:     %s\n", c.Control)
 			}
@@ -83,17 +84,18 @@ func writeCatalogueMarkdown(w io.Writer) error {
 		"`--only`, `--skip` and checklists refer to them. This file is written by\n" +
 		"`ssebench-audit checks --format markdown` from the catalogue (`checks/registry.go`, one file per\n" +
 		"check beside it); a test fails when it is stale, `make docs` writes it again.\n\n")
-	b.WriteString("| ID | From | Passes when |\n|---|---|---|\n")
+	b.WriteString("| ID | From | Backends | Passes when |\n|---|---|---|---|\n")
 	for _, c := range registry {
-		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", c.ID, anchor(c.ID), c.From, mdCell(c.Title))
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", c.ID, anchor(c.ID), c.From, strings.Join(c.backends(), ", "), mdCell(c.Title))
 	}
 	b.WriteString("\nVantage points: **host** (the engine's API), **fresh run** (a probe placed as `ssebench run\n" +
 		"--egress restricted` places a run), **live run** (each live run's own network namespace),\n" +
-		"**in-container** (inside each live run, as root and as the agent's users).\n")
+		"**in-container** (inside each live run, as root and as the agent's users), **cluster API** (a\n" +
+		"Kubernetes API server: the run pods, the NetworkPolicies that select them, the authorizer).\n")
 	for _, c := range registry {
 		fmt.Fprintf(&b, "\n## `%s`\n\n", c.ID)
 		fmt.Fprintf(&b, "%s.\n\n", strings.TrimSuffix(c.Title, "."))
-		fmt.Fprintf(&b, "- From: %s; made %s", c.From, c.how())
+		fmt.Fprintf(&b, "- From: %s, on %s; made %s", c.From, strings.Join(c.backends(), " and "), c.how())
 		if c.PerRun {
 			b.WriteString(" (also in an audit of one run)")
 		}

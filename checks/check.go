@@ -24,6 +24,9 @@ type Check struct {
 	// PerTarget: what it finds is a property of its target, not of where
 	// it was seen from: one row per target, naming every vantage point.
 	PerTarget bool
+	// Backends are the backends it is made on; none listed: Docker only,
+	// the catalogue's first backend.
+	Backends []string
 
 	Host   func(HostInput) []report.Check
 	Plan   func(PlanInput) []Planned
@@ -32,6 +35,28 @@ type Check struct {
 	// points (the fresh run, and the live runs that sample this one) must
 	// probe of it, each judged per vantage.
 	Reach func(run Container, d *Deployment, seen InsideResults) []Planned
+}
+
+// Backend names, as Backend.Name gives them.
+const (
+	BackendDocker     = "docker"
+	BackendKubernetes = "kubernetes"
+)
+
+// On says whether the check is made on the named backend.
+func (c *Check) On(backend string) bool {
+	if len(c.Backends) == 0 {
+		return backend == BackendDocker
+	}
+	return contains(c.Backends, backend)
+}
+
+// backends lists the backends it is made on.
+func (c *Check) backends() []string {
+	if len(c.Backends) == 0 {
+		return []string{BackendDocker}
+	}
+	return c.Backends
 }
 
 // From says where a check is made from, as the catalogue lists it.
@@ -43,6 +68,7 @@ const (
 	FromFreshRun    From = "fresh run"
 	FromInContainer From = "in-container"
 	FromBench       From = "host (bench)"
+	FromAPI         From = "cluster API" // a Kubernetes API server: objects and the authorizer
 )
 
 // HostInput is what a host check judges.

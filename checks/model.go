@@ -14,7 +14,9 @@ type Engine struct {
 // Deployment is what a backend found of one ssebench deployment (one Compose
 // project on Docker), in terms the checks judge without knowing the backend.
 type Deployment struct {
-	Backend string // "docker"
+	Backend string // BackendDocker or BackendKubernetes: which checks apply
+	// Cluster is what a Kubernetes backend found; nil on Docker.
+	Cluster *Cluster
 	Project string
 	Engine  Engine
 	Agents  *Network // <project>_agents; nil when it does not exist

@@ -28,6 +28,11 @@ var registry = []*Check{
 	socketAdmin,
 	isolationRuns,
 	runEgressRecorded,
+	k8sPolicySelected,
+	k8sPolicyEffective,
+	k8sPodHardening,
+	k8sProxyIngress,
+	k8sServiceAccount,
 	auditProbe,
 }
 

@@ -50,7 +50,7 @@ func TestBadInput(t *testing.T) {
 		"attestation nowhere": {nil, []string{"gate", "--attestation", "/nonexistent/a.json"}, "--attestation /nonexistent/a.json: cannot write there"},
 		"unknown schema":      {nil, []string{"schema", "yaml"}, `unknown schema "yaml"`},
 		"checks format":       {nil, []string{"checks", "--format", "xml"}, `unknown --format "xml"`},
-		"no engine":           {[]string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"audit"}, "cannot reach the Docker engine"},
+		"no engine":           {[]string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"audit"}, "cannot reach the engine: Cannot connect to the Docker daemon"},
 		"unknown command":     {nil, []string{"frobnicate"}, "unknown command"},
 	} {
 		r := runTool(t, tc.env, tc.args...)

@@ -390,7 +390,7 @@ func Deployment(project string, runIDs ...string) *checks.Deployment {
 	agents := checks.AgentsName(project)
 	proxy := checks.Container{ID: "1", Name: project + "-litellm-1", Running: true, Project: project, Service: checks.ServiceProxy,
 		Networks: map[string]checks.Endpoint{agents: {IPv4: ProxyIP, Gateway: "10.9.0.1"}}, Hardening: &checks.Hardening{}}
-	d := &checks.Deployment{Backend: "fake", Project: project, Proxy: &proxy, HostAddresses: []string{"192.168.99.1"},
+	d := &checks.Deployment{Backend: checks.BackendDocker, Project: project, Proxy: &proxy, HostAddresses: []string{"192.168.99.1"},
 		Agents: &checks.Network{Name: agents, ID: "agents-id", Internal: true, Gateways: []string{"10.9.0.1"},
 			Members: []checks.Member{{ID: "1", Name: proxy.Name, Address: ProxyIP, Known: true, Project: project, Service: checks.ServiceProxy}}},
 		Default: &checks.Network{Name: checks.DefaultName(project), ID: "default-id"}}

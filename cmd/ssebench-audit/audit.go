@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,17 +10,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
 // auditFlags are shared by audit, gate and bench.
 type auditFlags struct {
-	cfg    checks.Config
-	docker docker.Options
-	format string
-	output string
+	cfg     checks.Config
+	backend backendFlags
+	format  string
+	output  string
 }
 
 // register adds the audit flags; reports adds --format and --output for
@@ -41,8 +41,7 @@ func (f *auditFlags) register(cmd *cobra.Command, reports bool) {
 	fl.StringArrayVar(&f.cfg.HostAddresses, "host-address", nil, "host address probed besides the gateway (repeatable; default: this host's interface addresses)")
 	fl.DurationVar(&f.cfg.Timeout, "timeout", checks.DefaultTimeout, "timeout of each probe (more than 0, at most "+checks.MaxTimeout.String()+")")
 	fl.IntVar(&f.cfg.Retries, "retries", 1, "probe inconclusive results again, up to this many times (never a reached target)")
-	fl.StringVar(&f.docker.ProbeImage, "probe-image", "", "probe image to use instead of building one from this executable")
-	fl.StringVar(&f.docker.ProbeDNS, "probe-dns", "", "upstream resolver of the fresh-run probe (as docker run --dns); for test deployments with their own internet stand-in")
+	f.backend.register(fl)
 	fl.BoolVar(&f.cfg.Strict, "strict", false, "count warnings as failures")
 	fl.StringArrayVar(&f.cfg.Only, "only", nil, "run only this check ID (repeatable)")
 	fl.StringArrayVar(&f.cfg.Skip, "skip", nil, "skip this check ID (repeatable)")
@@ -55,6 +54,9 @@ func (f *auditFlags) register(cmd *cobra.Command, reports bool) {
 // config completes the flags into a validated audit configuration.
 func (f *auditFlags) config() (checks.Config, error) {
 	cfg := f.cfg
+	if f.backend.name == backendKubernetes && (len(cfg.Projects) > 0 || cfg.AllProjects) {
+		return cfg, errors.New("--project and --all-projects name Compose projects: on Kubernetes, --namespace names the runs' namespace")
+	}
 	if len(cfg.Projects) == 0 && !cfg.AllProjects {
 		p := os.Getenv("COMPOSE_PROJECT_NAME")
 		if p == "" {
@@ -68,7 +70,7 @@ func (f *auditFlags) config() (checks.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}
-	if err := f.docker.Validate(); err != nil {
+	if err := f.backend.validate(); err != nil {
 		return cfg, err
 	}
 	if !formatKnown(f.format) {
@@ -91,19 +93,23 @@ func formatKnown(name string) bool {
 	return false
 }
 
-// run validates the flags, connects to the engine and calls fn with the
+// run validates the flags, connects to the backend and calls fn with the
 // configuration and the backend.
-func (f *auditFlags) run(fn func(checks.Config, *docker.Backend) error) error {
+func (f *auditFlags) run(ctx context.Context, fn func(checks.Config, checks.Backend) error) error {
 	cfg, err := f.config()
 	if err != nil {
 		return err
 	}
-	api, err := dockerClient()
+	b, closeBackend, err := f.backend.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer api.Close()
-	return fn(cfg, docker.New(api, f.docker))
+	defer closeBackend()
+	if kb, ok := b.(interface{ Namespace() string }); ok {
+		// A cluster's ssebench deployment is its runs' namespace.
+		cfg.Projects, cfg.AllProjects = []string{kb.Namespace()}, false
+	}
+	return fn(cfg, b)
 }
 
 // finish writes the report as asked and maps its verdict to the exit status.
@@ -124,7 +130,7 @@ func newAuditCmd() *cobra.Command {
 		Short: "Audit the deployment and report (exit 0 pass, 1 fail, 2 error, 3 inconclusive)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.run(func(cfg checks.Config, b *docker.Backend) error {
+			return f.run(cmd.Context(), func(cfg checks.Config, b checks.Backend) error {
 				rep, err := checks.Audit(cmd.Context(), b, cfg)
 				if err != nil {
 					return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -56,12 +57,15 @@ func newBenchCmd() *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if f.backend.choose(cmd.Context()) != backendDocker {
+				return errors.New("bench runs ssebench's Docker backend only: --backend kubernetes is for audit and gate")
+			}
 			api, err := dockerClient()
 			if err != nil {
 				return err
 			}
 			defer api.Close()
-			b := docker.New(api, f.docker)
+			b := docker.New(api, f.backend.docker)
 			if _, err := b.Engine(cmd.Context()); err != nil {
 				return fmt.Errorf("%w: %w", checks.ErrEngine, err)
 			}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -24,13 +24,17 @@ func newGateCmd() *cobra.Command {
 			if err := checkDestination("--attestation", attestation); err != nil {
 				return err
 			}
-			return f.run(func(cfg checks.Config, b *docker.Backend) error {
+			return f.run(cmd.Context(), func(cfg checks.Config, b checks.Backend) error {
 				rep, ev, err := checks.AuditWithEvidence(cmd.Context(), b, cfg)
 				if err != nil {
 					return err
 				}
-				if id, err := b.EngineID(cmd.Context()); err == nil {
-					ev.EngineID = id
+				if eb, ok := b.(interface {
+					EngineID(context.Context) (string, error)
+				}); ok {
+					if id, err := eb.EngineID(cmd.Context()); err == nil {
+						ev.EngineID = id
+					}
 				}
 				var buf bytes.Buffer
 				if err := report.WriteAttestation(&buf, report.NewAttestation(rep, ev)); err != nil {

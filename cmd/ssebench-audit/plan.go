@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ssebench-audit/ssebench-audit/backend/docker"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 )
 
@@ -16,7 +15,7 @@ func newPlanCmd() *cobra.Command {
 		Short: "Print, as JSON, every probe an audit would send and from where, without sending any",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.run(func(cfg checks.Config, b *docker.Backend) error {
+			return f.run(cmd.Context(), func(cfg checks.Config, b checks.Backend) error {
 				plans, err := checks.Plan(cmd.Context(), b, cfg)
 				if err != nil {
 					return err

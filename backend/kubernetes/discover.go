@@ -1,0 +1,187 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	authv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	netv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ssebench-audit/ssebench-audit/checks"
+)
+
+// maxList bounds what one list reads: more is refused, not cut short,
+// since a check judged on part of the policies could pass what it missed.
+const maxList = 2000
+
+// Discover reads one runs' namespace: its run pods, the proxy's and the
+// database's pods, every NetworkPolicy of both namespaces, the labels of
+// the namespaces they name, and what the run pods' service accounts may do.
+func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deployment, error) {
+	c := &checks.Cluster{Namespace: namespace, ProxyNamespace: b.opts.ProxyNamespace, ProxySelector: b.proxySel,
+		ProxyPort: b.opts.ProxyPort, NamespaceLabels: map[string]map[string]string{}}
+	runs, err := b.pods(ctx, namespace, labels.Set{LabelRunName: RunName}.String())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range runs {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue // ended: nothing of it runs
+		}
+		c.RunPods = append(c.RunPods, toPod(p, b.automounts(ctx, p)))
+	}
+	proxyNS := c.ProxyNS()
+	proxies, err := b.pods(ctx, proxyNS, labels.Set(b.proxySel).String())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range proxies {
+		c.ProxyPods = append(c.ProxyPods, toPod(p, false))
+	}
+	dbs, err := b.pods(ctx, proxyNS, labels.Set(checks.K8sDatabaseLabels()).String())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range dbs {
+		c.DatabasePods = append(c.DatabasePods, toPod(p, false))
+	}
+	for _, ns := range uniq(namespace, proxyNS) {
+		pols, err := b.policies(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pols {
+			c.Policies = append(c.Policies, toPolicy(p))
+		}
+	}
+	nss, err := b.api.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: maxList})
+	if err != nil {
+		return nil, fmt.Errorf("listing namespaces: %s", oneLine(err))
+	}
+	for _, ns := range nss.Items {
+		c.NamespaceLabels[ns.Name] = ns.Labels
+	}
+	if _, ok := c.NamespaceLabels[namespace]; !ok {
+		return nil, fmt.Errorf("namespace %q does not exist on this cluster", namespace)
+	}
+	c.Access, c.AccessErr = b.access(ctx, c.RunPods)
+	return &checks.Deployment{Backend: b.Name(), Project: namespace, Cluster: c}, nil
+}
+
+func (b *Backend) pods(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
+	l, err := b.api.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector, Limit: maxList})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods in %s: %s", ns, oneLine(err))
+	}
+	if l.Continue != "" {
+		return nil, fmt.Errorf("more than %d pods labelled %s in %s: the audit reads at most %d", maxList, selector, ns, maxList)
+	}
+	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Name < l.Items[j].Name })
+	return l.Items, nil
+}
+
+func (b *Backend) policies(ctx context.Context, ns string) ([]netv1.NetworkPolicy, error) {
+	l, err := b.api.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{Limit: maxList})
+	if err != nil {
+		return nil, fmt.Errorf("listing NetworkPolicies in %s: %s", ns, oneLine(err))
+	}
+	if l.Continue != "" {
+		return nil, fmt.Errorf("more than %d NetworkPolicies in %s: the audit reads at most %d", maxList, ns, maxList)
+	}
+	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Name < l.Items[j].Name })
+	return l.Items, nil
+}
+
+// automounts says whether a token is mounted into a pod: the pod's own
+// setting, else its service account's (true when neither says).
+func (b *Backend) automounts(ctx context.Context, p corev1.Pod) bool {
+	for _, v := range p.Spec.Volumes {
+		if v.Projected != nil {
+			for _, s := range v.Projected.Sources {
+				if s.ServiceAccountToken != nil {
+					return true // mounted, whatever the settings say
+				}
+			}
+		}
+	}
+	if p.Spec.AutomountServiceAccountToken != nil {
+		return *p.Spec.AutomountServiceAccountToken
+	}
+	sa, err := b.api.CoreV1().ServiceAccounts(p.Namespace).Get(ctx, saName(p), metav1.GetOptions{})
+	if err == nil && sa.AutomountServiceAccountToken != nil {
+		return *sa.AutomountServiceAccountToken
+	}
+	return true
+}
+
+// access asks the authorizer each of the checks' questions about each run
+// pod's service account, in its namespace.
+func (b *Backend) access(ctx context.Context, pods []checks.Pod) (map[string][]checks.Access, string) {
+	out := map[string][]checks.Access{}
+	for _, p := range pods {
+		sa := p.Namespace + "/" + p.ServiceAccount
+		if _, done := out[sa]; done {
+			continue
+		}
+		out[sa] = []checks.Access{}
+		for _, q := range checks.K8sAccessQuestions {
+			res, sub := q.Resource, ""
+			if i := indexByte(res, '/'); i >= 0 {
+				res, sub = res[:i], res[i+1:]
+			}
+			review := &authv1.SubjectAccessReview{Spec: authv1.SubjectAccessReviewSpec{
+				User:   "system:serviceaccount:" + p.Namespace + ":" + p.ServiceAccount,
+				Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + p.Namespace, "system:authenticated"},
+				ResourceAttributes: &authv1.ResourceAttributes{Namespace: p.Namespace, Verb: q.Verb,
+					Group: groupOf(res), Resource: res, Subresource: sub},
+			}}
+			got, err := b.api.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+			if err != nil {
+				return nil, "asking the authorizer: " + oneLine(err)
+			}
+			out[sa] = append(out[sa], checks.Access{Verb: q.Verb, Resource: q.Resource, Allowed: got.Status.Allowed})
+		}
+	}
+	return out, ""
+}
+
+// groupOf is the API group of the resources the checks ask about.
+func groupOf(resource string) string {
+	switch resource {
+	case "jobs":
+		return "batch"
+	case "networkpolicies":
+		return "networking.k8s.io"
+	}
+	return ""
+}
+
+func saName(p corev1.Pod) string {
+	if p.Spec.ServiceAccountName != "" {
+		return p.Spec.ServiceAccountName
+	}
+	return "default"
+}
+
+func uniq(s ...string) []string {
+	var out []string
+	for _, x := range s {
+		if len(out) == 0 || out[len(out)-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func indexByte(s string, b byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == b {
+			return i
+		}
+	}
+	return -1
+}
