@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # The probe runs FROM scratch: the binary must be static.
 export CGO_ENABLED = 0
 
-.PHONY: build demo test unit race e2e bench fuzz docs cleanup clean
+.PHONY: build demo test unit race e2e bench fuzz docs cleanup clean cluster-build cluster cluster-down
 
 # The tool, and beside it the probe alone: what audits put in probe
 # containers and copy into live runs (the tool finds it there).
@@ -20,7 +20,7 @@ demo: build
 
 ## test: vet, the audit's orchestration under the race detector, unit tests (with fuzz seed
 ## corpora), end-to-end tests on the engine, the ssebench extension
-test: build race
+test: build race cluster-build
 	$(GO) vet ./...
 	$(GO) test -count=1 -parallel 4 -timeout 20m ./...
 	SSEBENCH_AUDIT_REAL_BIN=$(BIN) bash extension/test.sh
@@ -36,7 +36,7 @@ race:
 docs:
 	$(GO) test -count=1 -run TestDocsCurrent ./checks/ -update
 
-e2e: build
+e2e: build cluster-build
 	$(GO) test -count=1 -parallel 4 -timeout 20m ./tests/...
 
 ## bench: wall time, peak memory and cost of the audit with 0, 2, 20 and 100 live runs
@@ -60,6 +60,19 @@ fuzz:
 				echo "$$t: ended by Go's fuzz deadline race (go.dev/issue/75804), no failing input: not a finding"; \
 			else exit 1; fi; \
 		fi; done
+
+## cluster-build: the test cluster's binaries (etcd, kube-apiserver) from the Go module proxy,
+## cached under ~/.cache/ssebench-audit/cluster (cold: about 5 minutes on 2 cores)
+cluster-build:
+	./cluster/build.sh
+
+## cluster: start the test cluster's control plane on loopback; kubeconfig: bin/cluster/kubeconfig.
+## The end-to-end tests take one left running, and otherwise start and stop their own.
+cluster: cluster-build
+	./cluster/up.sh
+
+cluster-down:
+	./cluster/down.sh
 
 cleanup: build
 	./$(BIN) cleanup

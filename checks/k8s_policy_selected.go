@@ -25,6 +25,11 @@ var k8sPolicySelected = &Check{
 		if c == nil {
 			return nil
 		}
+		if len(c.RunPods) == 0 {
+			// Said, so that a namespace without runs is not read as checked.
+			return []report.Check{{Target: c.Namespace, Status: report.Skip,
+				Message: "no live run pod in the namespace: the run policies are judged while runs live"}}
+		}
 		var out []report.Check
 		for _, pod := range c.RunPods {
 			row := report.Check{Target: pod.Name, Expected: "a policy labelled with the pod's run ID selects it, policyTypes [Ingress, Egress]"}

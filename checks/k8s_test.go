@@ -166,3 +166,13 @@ func TestWiderBlock(t *testing.T) {
 	assert.Contains(t, widerBlock(IPBlock{CIDR: "::/0"}), "IPv6")
 	assert.Contains(t, widerBlock(IPBlock{CIDR: "0.0.0.0/0", Except: []string{"10.0.0.0/8"}}), "169.254.0.0/16")
 }
+
+// A namespace without run pods says so rather than passing silently.
+func TestK8sNoRunsIsSkip(t *testing.T) {
+	c := ssebenchCluster()
+	c.RunPods = nil
+	rows := k8sRows(t, c)[K8sPolicySelected]
+	require.Len(t, rows, 1)
+	assert.Equal(t, report.Skip, rows[0].Status)
+	assert.Contains(t, rows[0].Message, "no live run pod")
+}

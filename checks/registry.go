@@ -56,7 +56,7 @@ func Known(id string) bool {
 func Entries() []report.Entry {
 	out := make([]report.Entry, len(registry))
 	for i, c := range registry {
-		out[i] = report.Entry{ID: c.ID, Title: c.Title, From: string(c.From), Remedy: c.Remedy}
+		out[i] = report.Entry{ID: c.ID, Title: c.Title, From: string(c.From), Remedy: c.Remedy, Backends: c.backends()}
 	}
 	return out
 }

@@ -142,6 +142,7 @@ func RenderJUnit(w io.Writer, r *Report) error {
 func junitProperties(r *Report) []junitProperty {
 	props := []junitProperty{
 		{"tool.version", r.Tool.Version},
+		{"backend", engineName(r)},
 		{"engine.version", r.Engine.Version},
 		{"engine.api_version", r.Engine.APIVersion},
 		{"verdict", string(r.Verdict)},

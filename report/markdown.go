@@ -16,7 +16,7 @@ func RenderMarkdown(w io.Writer, r *Report, catalogue []Entry) error {
 	var b bytes.Buffer
 	b.WriteString("# ssebench deployment checklist\n\n")
 	fmt.Fprintf(&b, "- Tool: %s %s\n", mdText(r.Tool.Name), mdText(r.Tool.Version))
-	fmt.Fprintf(&b, "- Engine: Docker %s (API %s)\n", mdText(r.Engine.Version), mdText(r.Engine.APIVersion))
+	fmt.Fprintf(&b, "- Engine: %s %s (API %s)\n", mdText(engineName(r)), mdText(r.Engine.Version), mdText(r.Engine.APIVersion))
 	fmt.Fprintf(&b, "- Date: %s\n", r.StartedAt.UTC().Format(time.RFC3339))
 	verdict := "**" + string(r.Verdict) + "**"
 	if r.Strict {
@@ -43,7 +43,9 @@ func RenderMarkdown(w io.Writer, r *Report, catalogue []Entry) error {
 		for _, e := range catalogue {
 			checks, ok := byID[e.ID]
 			if !ok {
-				missing = append(missing, e)
+				if r.Backend == "" || len(e.Backends) == 0 || slices.Contains(e.Backends, r.Backend) {
+					missing = append(missing, e) // not what another backend's checks cover
+				}
 				continue
 			}
 			writeItem(&b, e.Title, checks)

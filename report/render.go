@@ -21,6 +21,16 @@ type Options struct {
 // Entry describes one check of the catalogue.
 type Entry struct {
 	ID, Title, From, Remedy string
+	Backends                []string // the backends it is made on
+}
+
+// engineName names what ran the deployment ("docker", "kubernetes");
+// reports from before the backend was named were all Docker's.
+func engineName(r *Report) string {
+	if r.Backend == "" {
+		return "docker"
+	}
+	return r.Backend
 }
 
 // formats is the registry behind --format; add a format here and nowhere else.

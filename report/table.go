@@ -21,8 +21,8 @@ const cellMax = 60
 // notes and, last, the verdict line (the line a CI log tail shows).
 func RenderTable(w io.Writer, r *Report) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %s · engine %s (API %s) · started %s · took %s\n",
-		clean(r.Tool.Name, false), clean(r.Tool.Version, false),
+	fmt.Fprintf(&b, "%s %s · %s %s (API %s) · started %s · took %s\n",
+		clean(r.Tool.Name, false), clean(r.Tool.Version, false), clean(engineName(r), false),
 		clean(r.Engine.Version, false), clean(r.Engine.APIVersion, false),
 		r.StartedAt.UTC().Format(time.RFC3339),
 		(time.Duration(r.DurationMS) * time.Millisecond).String())

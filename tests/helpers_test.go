@@ -78,7 +78,13 @@ func worldArgs(hostPort int) []string {
 func audit(t *testing.T, project string, hostPort int, extra ...string) result {
 	t.Helper()
 	args := append([]string{"audit", "--format", "json", "--project", project}, worldArgs(hostPort)...)
-	r := runTool(t, nil, append(args, extra...)...)
+	return withReport(t, runTool(t, nil, append(args, extra...)...))
+}
+
+// withReport reads the JSON report a run of the tool printed, checked
+// against its schema.
+func withReport(t *testing.T, r result) result {
+	t.Helper()
 	if r.code <= 3 && strings.HasPrefix(strings.TrimSpace(r.stdout), "{") {
 		r.report = &report.Report{}
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), r.report), r.stdout)

@@ -85,7 +85,18 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "the internet stand-in needs root and ip netns:", err)
 		return 2
 	}
+	// Built before (make cluster-build), or here: minutes on a cold cache.
+	stopCluster, err := startCluster(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "the test cluster:", err)
+		_ = world.Stop()
+		return 2
+	}
 	code := m.Run()
+	if err := stopCluster(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	if err := world.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the world:", err)
 		code = 1

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds the test cluster's binaries from the Go module proxy, once per
+# version set: they are cached outside the checkout (a cold build takes
+# minutes on 2 cores; ../shared/k8s-cluster.md has the measurements) and
+# linked into bin/cluster. Nothing here is fetched from anywhere else.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
+ETCD_VERSION="${ETCD_VERSION:-v3.7.3}"
+# The published staging modules that match K8S_VERSION (v1.37.2 -> v0.37.2).
+STAGING_VERSION="v0${K8S_VERSION#v1}"
+CACHE="${SSEBENCH_AUDIT_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ssebench-audit/cluster}"
+KEY="k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+OUT="$CACHE/$KEY"
+K8S_COMMANDS=(kube-apiserver)
+
+log() { echo "cluster/build: $*" >&2; }
+
+# module_copy MODULE@VERSION DIR: a writable copy of a module's source, its
+# replace directives dropped (they point into the repository, which the
+# module zip does not hold) and its v0.0.0 requirements pinned to what is
+# published.
+module_copy() {
+	local dir
+	dir="$(go mod download -json "$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+	[[ -n "$dir" ]] || { log "cannot download $1"; exit 1; }
+	rm -rf "$2"
+	cp -r "$dir" "$2"
+	chmod -R u+w "$2"
+	rm -rf "$2/vendor" "$2"/go.work*
+	(
+		cd "$2"
+		for r in $(go mod edit -json | sed -n 's/^\t\t\t"Path": "\(.*\)",\{0,1\}$/\1/p' | sort -u); do
+			go mod edit -dropreplace="$r" 2>/dev/null || true
+		done
+	)
+}
+
+build_kubernetes() {
+	local src="$WORK/kubernetes"
+	module_copy "k8s.io/kubernetes@$K8S_VERSION" "$src"
+	(
+		cd "$src"
+		for m in $(go mod edit -json | awk '/"Require"/,/\]/' | grep -o '"Path": "k8s.io/[^"]*"' | cut -d'"' -f4); do
+			if go mod edit -json | grep -A1 "\"Path\": \"$m\"" | grep -q '"Version": "v0.0.0"'; then
+				go mod edit -require="$m@$STAGING_VERSION"
+			fi
+		done
+		local major minor
+		major="${K8S_VERSION#v}"; major="${major%%.*}"
+		minor="${K8S_VERSION#v*.}"; minor="${minor%%.*}"
+		local ld="-s -w"
+		for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+			ld+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+		done
+		local pkgs=()
+		for c in "${K8S_COMMANDS[@]}"; do pkgs+=("./cmd/$c"); done
+		log "building ${K8S_COMMANDS[*]} $K8S_VERSION (cold: minutes)"
+		go build -trimpath -ldflags "$ld" -o "$OUT.partial/" "${pkgs[@]}"
+	)
+}
+
+build_etcd() {
+	local src="$WORK/etcd"
+	module_copy "go.etcd.io/etcd/server/v3@$ETCD_VERSION" "$src"
+	log "building etcd $ETCD_VERSION"
+	(cd "$src" && go build -trimpath -ldflags "-s -w" -o "$OUT.partial/etcd" .)
+}
+
+if [[ ! -x "$OUT/etcd" ]] || ! all=$(for c in "${K8S_COMMANDS[@]}"; do [[ -x "$OUT/$c" ]] || echo missing; done) || [[ -n "$all" ]]; then
+	WORK="$(mktemp -d)"
+	trap 'rm -rf "$WORK" "$OUT.partial"' EXIT
+	mkdir -p "$OUT.partial"
+	[[ -d "$OUT" ]] && cp -a "$OUT"/. "$OUT.partial"/
+	for c in "${K8S_COMMANDS[@]}"; do
+		[[ -x "$OUT.partial/$c" ]] || { build_kubernetes; break; }
+	done
+	[[ -x "$OUT.partial/etcd" ]] || build_etcd
+	rm -rf "$OUT"
+	mv "$OUT.partial" "$OUT"
+fi
+mkdir -p bin/cluster
+for b in "$OUT"/*; do
+	ln -sf "$b" "bin/cluster/$(basename "$b")"
+done
+log "binaries in $OUT"
