@@ -17,6 +17,12 @@ ETCD_PORT="${SSEBENCH_AUDIT_CLUSTER_ETCD_PORT:-23790}"
 KUBECONFIG_OUT="$BIN/kubeconfig"
 
 log() { echo "cluster/up: $*" >&2; }
+# A start that fails stops what it started: nothing is left running.
+fail() {
+	log "$*"
+	"$(dirname "$0")/down.sh" >/dev/null 2>&1 || true
+	exit 1
+}
 
 ready() {
 	curl -fsS --max-time 2 --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" \
@@ -72,10 +78,13 @@ echo $! >"$STATE/kube-apiserver.pid"
 
 for _ in $(seq 1 120); do
 	ready && break
-	kill -0 "$(cat "$STATE/kube-apiserver.pid")" 2>/dev/null || { log "kube-apiserver exited: $STATE/kube-apiserver.log"; tail -5 "$STATE/kube-apiserver.log" >&2; exit 1; }
+	if ! kill -0 "$(cat "$STATE/kube-apiserver.pid")" 2>/dev/null; then
+		tail -3 "$STATE/kube-apiserver.log" >&2
+		fail "kube-apiserver exited (ports in use? SSEBENCH_AUDIT_CLUSTER_API_PORT and _ETCD_PORT choose others)"
+	fi
 	sleep 0.5
 done
-ready || { log "kube-apiserver not ready within 60 s: $STATE/kube-apiserver.log"; exit 1; }
+ready || fail "kube-apiserver not ready within 60 s"
 
 cat >"$KUBECONFIG_OUT" <<KC
 apiVersion: v1

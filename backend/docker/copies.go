@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 
 	"github.com/docker/docker/api/types/container"
@@ -98,40 +96,4 @@ func (s *session) removeCopies(ctx context.Context, run checks.Container, bin []
 		return fmt.Errorf("copying the remover in: %w", err)
 	}
 	return s.execRemove(ctx, run.ID, self, append(paths, self))
-}
-
-// executablePath is path, or this process's own executable when empty.
-func executablePath(path string) (string, error) {
-	if path != "" {
-		return path, nil
-	}
-	return os.Executable()
-}
-
-// ProbeBinaryName is the probe alone (cmd/ssebench-audit-probe), which
-// `make build` puts beside the tool.
-const ProbeBinaryName = "ssebench-audit-probe"
-
-// probeExecutable is what an audit puts where agents stand: the probe
-// binary beside the tool when there is one (under two thirds of the tool's
-// size, and copied into every live run), else the tool itself, which
-// serves `probe` too.
-func probeExecutable(tool string) (string, error) {
-	tool, err := executablePath(tool)
-	if err != nil {
-		return "", err
-	}
-	probe := filepath.Join(filepath.Dir(tool), ProbeBinaryName)
-	if st, err := os.Stat(probe); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-		return probe, nil
-	}
-	return tool, nil
-}
-
-func readProbeExecutable(tool string) ([]byte, error) {
-	path, err := probeExecutable(tool)
-	if err != nil {
-		return nil, err
-	}
-	return os.ReadFile(path)
 }

@@ -10,7 +10,7 @@ import (
 // probe binary beside the tool, else the tool) unless an image with its
 // content-hash tag exists.
 func EnsureProbeImage(ctx context.Context, api images.Builder, tool string) (string, bool, error) {
-	binary, err := probeExecutable(tool)
+	binary, err := images.ProbeExecutable(tool)
 	if err != nil {
 		return "", false, err
 	}

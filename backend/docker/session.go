@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
+	"github.com/ssebench-audit/ssebench-audit/images"
 )
 
 // removeTimeout bounds a removal, which runs on a context that Ctrl-C does
@@ -96,7 +97,7 @@ func (s *session) probeImage(ctx context.Context) (string, error) {
 
 // binary is the probe's executable, read once: what is copied into runs.
 func (s *session) binary() ([]byte, error) {
-	s.binOnce.Do(func() { s.bin, s.binErr = readProbeExecutable(s.opts.Binary) })
+	s.binOnce.Do(func() { s.bin, s.binErr = images.ReadProbeExecutable(s.opts.Binary) })
 	return s.bin, s.binErr
 }
 

@@ -11,13 +11,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssebench-audit/ssebench-audit/backend/docker"
+	"github.com/ssebench-audit/ssebench-audit/images"
 )
 
 // newProbeImageCmd moves the probe image to hosts that cannot build it.
 func newProbeImageCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "probe-image",
-		Short: "Build, save or load the probe image (for air-gapped hosts)",
+		Short: "Build, save or load the probe image (for air-gapped hosts), or push it to a registry (for clusters)",
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "build",
@@ -96,7 +97,40 @@ func newProbeImageCmd() *cobra.Command {
 			defer resp.Body.Close()
 			return printLoad(cmd.OutOrStdout(), resp.Body)
 		},
-	})
+	}, newProbeImagePushCmd())
+	return cmd
+}
+
+// newProbeImagePushCmd puts the probe image in a registry, for clusters:
+// made from the probe binary without a Docker engine, pushed with the
+// credentials `docker login` left.
+func newProbeImagePushCmd() *cobra.Command {
+	var insecure bool
+	cmd := &cobra.Command{
+		Use:   "push REF",
+		Short: "Push the probe image to a registry (for a cluster to pull; no Docker engine needed) and print it by digest",
+		Example: "  ssebench-audit probe-image push registry.example.com/tools/ssebench-audit-probe:1.4\n" +
+			"  docker pull registry.example.com/tools/ssebench-audit-probe@sha256:… \\\n" +
+			"    && ssebench-audit audit --probe-image registry.example.com/tools/ssebench-audit-probe@sha256:…",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bin, err := images.ReadProbeExecutable("")
+			if err != nil {
+				return err
+			}
+			img, err := images.OCIProbeImage(bin, map[string]string{docker.LabelProbe: "image"})
+			if err != nil {
+				return err
+			}
+			ref, err := images.Push(cmd.Context(), img, args[0], insecure)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), ref)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "speak plain HTTP to a registry that is not on loopback")
 	return cmd
 }
 

@@ -1,4 +1,4 @@
-package docker
+package images
 
 import (
 	"os"
@@ -15,21 +15,21 @@ func TestProbeExecutable(t *testing.T) {
 	dir := t.TempDir()
 	tool := filepath.Join(dir, "ssebench-audit")
 	require.NoError(t, os.WriteFile(tool, []byte("tool"), 0o755))
-	got, err := probeExecutable(tool)
+	got, err := ProbeExecutable(tool)
 	require.NoError(t, err)
 	assert.Equal(t, tool, got, "no probe beside the tool")
 
 	probe := filepath.Join(dir, ProbeBinaryName)
 	require.NoError(t, os.WriteFile(probe, []byte("probe"), 0o644))
-	got, err = probeExecutable(tool)
+	got, err = ProbeExecutable(tool)
 	require.NoError(t, err)
 	assert.Equal(t, tool, got, "a probe that cannot run is not taken")
 
 	require.NoError(t, os.Chmod(probe, 0o755))
-	got, err = probeExecutable(tool)
+	got, err = ProbeExecutable(tool)
 	require.NoError(t, err)
 	assert.Equal(t, probe, got)
-	bin, err := readProbeExecutable(tool)
+	bin, err := ReadProbeExecutable(tool)
 	require.NoError(t, err)
 	assert.Equal(t, "probe", string(bin))
 }
