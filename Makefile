@@ -61,15 +61,18 @@ fuzz:
 			else exit 1; fi; \
 		fi; done
 
-## cluster-build: the test cluster's binaries (etcd, kube-apiserver) from the Go module proxy,
-## cached under ~/.cache/ssebench-audit/cluster (cold: about 5 minutes on 2 cores)
+## cluster-build: the test cluster's binaries (etcd, the Kubernetes components, CoreDNS) from the
+## Go module proxy and the CNI plugins from Debian's package, cached under
+## ~/.cache/ssebench-audit/cluster (cold: about 10 minutes on 2 cores)
 cluster-build:
 	./cluster/build.sh
 
-## cluster: start the test cluster's control plane on loopback; kubeconfig: bin/cluster/kubeconfig.
-## The end-to-end tests take one left running, and otherwise start and stop their own.
+## cluster: start the test cluster (control plane on loopback, one node with its own containerd,
+## CoreDNS); kubeconfig: bin/cluster/kubeconfig, kubectl: bin/cluster/kubectl. The end-to-end
+## tests take one left running, and otherwise start and stop their own.
 cluster: cluster-build
 	./cluster/up.sh
+	./cluster/node-up.sh
 
 cluster-down:
 	./cluster/down.sh

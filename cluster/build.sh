@@ -9,12 +9,15 @@ export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN
 
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.3}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.15.0}"
 # The published staging modules that match K8S_VERSION (v1.37.2 -> v0.37.2).
 STAGING_VERSION="v0${K8S_VERSION#v1}"
 CACHE="${SSEBENCH_AUDIT_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ssebench-audit/cluster}"
-KEY="k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+KEY="k8s-$K8S_VERSION-etcd-$ETCD_VERSION-coredns-$COREDNS_VERSION"
 OUT="$CACHE/$KEY"
-K8S_COMMANDS=(kube-apiserver)
+K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+# The CNI plugins the node uses, from Debian's package (unpacked, not installed).
+CNI_PLUGINS=(bridge host-local loopback)
 
 log() { echo "cluster/build: $*" >&2; }
 
@@ -62,6 +65,20 @@ build_kubernetes() {
 	)
 }
 
+build_coredns() {
+	log "building coredns $COREDNS_VERSION"
+	GOBIN="$OUT.partial" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+}
+
+fetch_cni() {
+	log "unpacking the CNI plugins from Debian's containernetworking-plugins"
+	(cd "$WORK" && apt-get download containernetworking-plugins >/dev/null && dpkg-deb -x containernetworking-plugins_*.deb cni)
+	mkdir -p "$OUT.partial/cni"
+	for p in "${CNI_PLUGINS[@]}"; do
+		cp "$(find "$WORK/cni" -type f -name "$p" | head -1)" "$OUT.partial/cni/$p"
+	done
+}
+
 build_etcd() {
 	local src="$WORK/etcd"
 	module_copy "go.etcd.io/etcd/server/v3@$ETCD_VERSION" "$src"
@@ -69,20 +86,31 @@ build_etcd() {
 	(cd "$src" && go build -trimpath -ldflags "-s -w" -o "$OUT.partial/etcd" .)
 }
 
-if [[ ! -x "$OUT/etcd" ]] || ! all=$(for c in "${K8S_COMMANDS[@]}"; do [[ -x "$OUT/$c" ]] || echo missing; done) || [[ -n "$all" ]]; then
+missing() {
+	for c in etcd coredns "${K8S_COMMANDS[@]}"; do [[ -x "$OUT/$c" ]] || echo "$c"; done
+	for p in "${CNI_PLUGINS[@]}"; do [[ -x "$OUT/cni/$p" ]] || echo "cni/$p"; done
+}
+if [[ -n "$(missing)" ]]; then
 	WORK="$(mktemp -d)"
 	trap 'rm -rf "$WORK" "$OUT.partial"' EXIT
 	mkdir -p "$OUT.partial"
 	[[ -d "$OUT" ]] && cp -a "$OUT"/. "$OUT.partial"/
+	# What an earlier version set of this cache built is reused where it matches.
+	for old in "$CACHE"/k8s-"$K8S_VERSION"-etcd-"$ETCD_VERSION"*; do
+		[[ -d "$old" && "$old" != "$OUT" && "$old" != "$OUT.partial" ]] || continue
+		for b in "$old"/*; do [[ -e "$OUT.partial/$(basename "$b")" ]] || cp -a "$b" "$OUT.partial/"; done
+	done
 	for c in "${K8S_COMMANDS[@]}"; do
 		[[ -x "$OUT.partial/$c" ]] || { build_kubernetes; break; }
 	done
 	[[ -x "$OUT.partial/etcd" ]] || build_etcd
+	[[ -x "$OUT.partial/coredns" ]] || build_coredns
+	[[ -x "$OUT.partial/cni/bridge" && -x "$OUT.partial/cni/host-local" && -x "$OUT.partial/cni/loopback" ]] || fetch_cni
 	rm -rf "$OUT"
 	mv "$OUT.partial" "$OUT"
 fi
 mkdir -p bin/cluster
 for b in "$OUT"/*; do
-	ln -sf "$b" "bin/cluster/$(basename "$b")"
+	ln -sfn "$b" "bin/cluster/$(basename "$b")"
 done
 log "binaries in $OUT"

@@ -55,6 +55,9 @@ openssl_q x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.k
 	-extfile "$pki/san.cnf" -extensions v3 -out "$pki/apiserver.crt"
 openssl_q req -newkey rsa:2048 -nodes -subj "/CN=admin/O=system:masters" -keyout "$pki/admin.key" -out "$pki/admin.csr"
 openssl_q x509 -req -in "$pki/admin.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -days 2 -out "$pki/admin.crt"
+# The API server's client pair for the kubelet (logs, exec).
+openssl_q req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver-kubelet-client/O=system:masters" -keyout "$pki/apiserver-kubelet.key" -out "$pki/apiserver-kubelet.csr"
+openssl_q x509 -req -in "$pki/apiserver-kubelet.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -days 2 -out "$pki/apiserver-kubelet.crt"
 openssl_q genrsa -out "$pki/sa.key" 2048
 openssl_q rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
 
@@ -71,7 +74,9 @@ setsid "$BIN/kube-apiserver" --bind-address 127.0.0.1 --advertise-address 127.0.
 	--etcd-servers "http://127.0.0.1:$ETCD_PORT" --service-cluster-ip-range 10.96.0.0/16 \
 	--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
 	--service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-	--service-account-issuer https://kubernetes.default.svc --authorization-mode RBAC \
+	--service-account-issuer https://kubernetes.default.svc --authorization-mode Node,RBAC \
+	--kubelet-client-certificate "$pki/apiserver-kubelet.crt" --kubelet-client-key "$pki/apiserver-kubelet.key" \
+	--kubelet-preferred-address-types InternalIP \
 	--profiling=false --cert-dir "$pki" --endpoint-reconciler-type none \
 	>"$STATE/kube-apiserver.log" 2>&1 </dev/null &
 echo $! >"$STATE/kube-apiserver.pid"

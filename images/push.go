@@ -24,15 +24,21 @@ var ProbeEntrypoint = []string{"/ssebench-audit", "probe"}
 
 // OCIProbeImage is the probe image as probe.Dockerfile builds it (the
 // static binary at /ssebench-audit, run as root with `probe`), made
-// without a Docker engine: for a registry a cluster pulls from. Its
-// layer's times are fixed, so that one binary gives one digest.
+// without a Docker engine: for a registry a cluster pulls from.
 func OCIProbeImage(binary []byte, labels map[string]string) (v1.Image, error) {
+	return FromBinary(binary, "ssebench-audit", ProbeEntrypoint, labels)
+}
+
+// FromBinary is a FROM-scratch image of one static binary at /path, run as
+// root with entrypoint. Its layer's times are fixed, so that one binary
+// gives one digest.
+func FromBinary(binary []byte, path string, entrypoint []string, labels map[string]string) (v1.Image, error) {
 	if err := checkStatic(bytes.NewReader(binary)); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: "ssebench-audit", Mode: 0o755, Size: int64(len(binary)),
+	if err := tw.WriteHeader(&tar.Header{Name: path, Mode: 0o755, Size: int64(len(binary)),
 		ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
 		return nil, err
 	}
@@ -58,7 +64,7 @@ func OCIProbeImage(binary []byte, labels map[string]string) (v1.Image, error) {
 	}
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
-	cfg.Config.Entrypoint = ProbeEntrypoint
+	cfg.Config.Entrypoint = entrypoint
 	cfg.Config.User = "0:0"
 	cfg.Config.Labels = labels
 	return mutate.ConfigFile(img, cfg)

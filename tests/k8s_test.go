@@ -24,11 +24,15 @@ import (
 
 // upK8s makes an ssebench-shaped deployment on the test cluster, removed
 // when the test ends.
-func upK8s(t *testing.T) *fk8s.Deployment {
+func upK8s(t *testing.T, opts ...fk8s.Options) *fk8s.Deployment {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d, err := fk8s.Up(ctx, kubeAPI)
+	var o fk8s.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	d, err := fk8s.Up(ctx, kubeAPI, o)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
