@@ -10,10 +10,13 @@ export PATH="/usr/local/go/bin:$PATH" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.3}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.15.0}"
+KNP_VERSION="${KNP_VERSION:-v0.8.0}"
 # The published staging modules that match K8S_VERSION (v1.37.2 -> v0.37.2).
 STAGING_VERSION="v0${K8S_VERSION#v1}"
 CACHE="${SSEBENCH_AUDIT_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ssebench-audit/cluster}"
-KEY="k8s-$K8S_VERSION-etcd-$ETCD_VERSION-coredns-$COREDNS_VERSION"
+# The enforcer's patch is part of the key: a changed patch builds again.
+KNP_PATCH="$(sha256sum cluster/knp/xtqueue.go.in | cut -c1-12)"
+KEY="k8s-$K8S_VERSION-etcd-$ETCD_VERSION-coredns-$COREDNS_VERSION-knp-$KNP_VERSION-$KNP_PATCH"
 OUT="$CACHE/$KEY"
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 # The CNI plugins the node uses, from Debian's package (unpacked, not installed).
@@ -65,6 +68,27 @@ build_kubernetes() {
 	)
 }
 
+# build_knp builds the NetworkPolicy enforcer twice: as released
+# (kube-network-policies-unpatched: on this kernel it fails open, the
+# "policy present, not enforced" mutant) and with its nfqueue verdicts sent
+# through the xtables NFQUEUE target (cluster/knp/xtqueue.go.in says why).
+build_knp() {
+	local src="$WORK/knp"
+	module_copy "sigs.k8s.io/kube-network-policies@$KNP_VERSION" "$src"
+	log "building kube-network-policies $KNP_VERSION, as released and patched"
+	(cd "$src" && go build -trimpath -ldflags "-s -w" -o "$OUT.partial/kube-network-policies-unpatched" ./cmd)
+	cp cluster/knp/xtqueue.go.in "$src/pkg/networkpolicy/zz_sba_xtqueue.go"
+	perl -0pi -e 's/queue := &expr\.Queue\{Num: uint16\(c\.config\.QueueID\)\}\n\tif c\.config\.FailOpen \{\n\t\tqueue\.Flag = expr\.QueueFlagBypass\n\t\}/queue := xtQueue(uint16(c.config.QueueID), c.config.FailOpen)/g' \
+		"$src/pkg/networkpolicy/controller.go"
+	perl -0pi -e 's/&expr\.Queue\{Num: uint16\(n\.nfQueueID\), Flag: expr\.QueueFlagBypass\}/xtQueue(uint16(n.nfQueueID), true)/g' \
+		"$src/pkg/networkpolicy/dnsagent.go"
+	if grep -q 'expr\.Queue{' "$src/pkg/networkpolicy/controller.go" "$src/pkg/networkpolicy/dnsagent.go"; then
+		log "the enforcer's source changed: cluster/knp/xtqueue.go.in's edits no longer apply"
+		exit 1
+	fi
+	(cd "$src" && go build -trimpath -ldflags "-s -w" -o "$OUT.partial/kube-network-policies" ./cmd)
+}
+
 build_coredns() {
 	log "building coredns $COREDNS_VERSION"
 	GOBIN="$OUT.partial" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
@@ -87,7 +111,7 @@ build_etcd() {
 }
 
 missing() {
-	for c in etcd coredns "${K8S_COMMANDS[@]}"; do [[ -x "$OUT/$c" ]] || echo "$c"; done
+	for c in etcd coredns kube-network-policies kube-network-policies-unpatched "${K8S_COMMANDS[@]}"; do [[ -x "$OUT/$c" ]] || echo "$c"; done
 	for p in "${CNI_PLUGINS[@]}"; do [[ -x "$OUT/cni/$p" ]] || echo "cni/$p"; done
 }
 if [[ -n "$(missing)" ]]; then
@@ -98,13 +122,17 @@ if [[ -n "$(missing)" ]]; then
 	# What an earlier version set of this cache built is reused where it matches.
 	for old in "$CACHE"/k8s-"$K8S_VERSION"-etcd-"$ETCD_VERSION"*; do
 		[[ -d "$old" && "$old" != "$OUT" && "$old" != "$OUT.partial" ]] || continue
-		for b in "$old"/*; do [[ -e "$OUT.partial/$(basename "$b")" ]] || cp -a "$b" "$OUT.partial/"; done
+		for b in "$old"/*; do
+			case "$(basename "$b")" in kube-network-policies*) continue ;; esac # keyed on the patch
+			[[ -e "$OUT.partial/$(basename "$b")" ]] || cp -a "$b" "$OUT.partial/"
+		done
 	done
 	for c in "${K8S_COMMANDS[@]}"; do
 		[[ -x "$OUT.partial/$c" ]] || { build_kubernetes; break; }
 	done
 	[[ -x "$OUT.partial/etcd" ]] || build_etcd
 	[[ -x "$OUT.partial/coredns" ]] || build_coredns
+	[[ -x "$OUT.partial/kube-network-policies" && -x "$OUT.partial/kube-network-policies-unpatched" ]] || build_knp
 	[[ -x "$OUT.partial/cni/bridge" && -x "$OUT.partial/cni/host-local" && -x "$OUT.partial/cni/loopback" ]] || fetch_cni
 	rm -rf "$OUT"
 	mv "$OUT.partial" "$OUT"

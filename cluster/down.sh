@@ -62,11 +62,15 @@ if [[ -d "$NODE" ]]; then
 			iptables -t "$table" -X "$chain" 2>/dev/null
 		done
 	done
-	# nft tables the node's components added and left empty.
+	# nft tables the node's components added: their own (kube-proxy's, the
+	# enforcer's, killed before they could remove them) and the empty ones
+	# the kubelet leaves.
 	if [[ -f "$NODE/nft.before" ]]; then
 		nft list tables 2>/dev/null | while read -r _ family name; do
 			grep -qx "table $family $name" "$NODE/nft.before" && continue
-			[[ -z "$(nft list table "$family" "$name" 2>/dev/null | grep -E '^\s+(chain|set|map)')" ]] && nft delete table "$family" "$name" 2>/dev/null
+			if [[ "$name" == kube-* ]] || [[ -z "$(nft list table "$family" "$name" 2>/dev/null | grep -E '^\s+(chain|set|map)')" ]]; then
+				nft delete table "$family" "$name" 2>/dev/null
+			fi
 		done
 	fi
 	if [[ -f "$NODE/sysctl.before" ]]; then

@@ -16,9 +16,16 @@ POD_CIDR=10.244.0.0/24
 CLUSTER_CIDR=10.244.0.0/16
 DNS_IP=10.96.0.10
 COREDNS_IMAGE=sba.local/coredns:1
+# The NetworkPolicy enforcer: kube-network-policies as cluster/build.sh
+# patched it for this kernel; SBA_ENFORCER=unpatched starts the release as
+# is, which fails open here (policies present, not enforced).
+ENFORCER_IMAGE=sba.local/kube-network-policies:1
+ENFORCER_BIN=kube-network-policies
+[[ "${SBA_ENFORCER:-}" == unpatched ]] && ENFORCER_BIN=kube-network-policies-unpatched
 PAUSE_IMAGE=sba.local/pause:1
 export PATH="/usr/local/go/bin:$PATH" KUBECONFIG="$BIN/kubeconfig"
 KUBECTL="$BIN/kubectl"
+API_PORT="$(sed -n 's|^ *server: https://127.0.0.1:\([0-9]*\)$|\1|p' "$KUBECONFIG" 2>/dev/null)"
 
 log() { echo "cluster/node-up: $*" >&2; }
 fail() {
@@ -33,7 +40,7 @@ if "$KUBECTL" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="
 	log "node $NODE_NAME is Ready"
 	exit 0
 fi
-for b in kubelet kube-proxy kube-controller-manager kube-scheduler kubectl coredns cni/bridge cni/host-local cni/loopback; do
+for b in kubelet kube-proxy kube-controller-manager kube-scheduler kubectl coredns "$ENFORCER_BIN" cni/bridge cni/host-local cni/loopback; do
 	[[ -x "$BIN/$b" ]] || { log "no $BIN/$b: run cluster/build.sh"; exit 1; }
 done
 mkdir -p "$NODE"/{containerd,cni/net.d,cni/ipam,kubelet,images}
@@ -68,6 +75,7 @@ sed -e "s|client-certificate: .*|client-certificate: $pki/node.crt|" -e "s|clien
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$NODE/pause" ./cluster/pause
 CGO_ENABLED=0 go run ./cluster/mkimage -o "$NODE/images/pause.tar" -ref "$PAUSE_IMAGE" -path pause "$NODE/pause"
 CGO_ENABLED=0 go run ./cluster/mkimage -o "$NODE/images/coredns.tar" -ref "$COREDNS_IMAGE" -path coredns "$BIN/coredns" -conf /etc/coredns/Corefile
+CGO_ENABLED=0 go run ./cluster/mkimage -o "$NODE/images/enforcer.tar" -ref "$ENFORCER_IMAGE" -path kube-network-policies "$BIN/$ENFORCER_BIN"
 
 # containerd: Debian's, an instance of our own.
 CTRD="$NODE/containerd"
@@ -254,4 +262,50 @@ spec:
 YAML
 "$KUBECTL" -n kube-system rollout status deployment/coredns --timeout 90s >/dev/null ||
 	fail "CoreDNS did not become ready: $KUBECTL -n kube-system describe pods"
-log "node $NODE_NAME ($NODE_IP) Ready, CoreDNS at $DNS_IP"
+
+# The NetworkPolicy enforcer reads the cluster as a pod does (in-cluster
+# configuration only), on the host's network; the API server is on
+# loopback, so it is told where.
+"$KUBECTL" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: kube-network-policies, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: sba-kube-network-policies}
+rules:
+- {apiGroups: [""], resources: [pods, namespaces, nodes], verbs: [get, list, watch]}
+- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: sba-kube-network-policies}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sba-kube-network-policies}
+subjects: [{kind: ServiceAccount, name: kube-network-policies, namespace: kube-system}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: kube-network-policies, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: kube-network-policies}}
+  template:
+    metadata: {labels: {app: kube-network-policies}}
+    spec:
+      hostNetwork: true
+      serviceAccountName: kube-network-policies
+      containers:
+      - name: enforcer
+        image: $ENFORCER_IMAGE
+        imagePullPolicy: Never
+        args: ["--hostname-override=\$(NODE_NAME)", "--disable-nri", "--netfilter-bug-1766-fix=false",
+               "--metrics-bind-address=127.0.0.1:29080", "--v=2"]
+        env:
+        - {name: NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+        - {name: KUBERNETES_SERVICE_HOST, value: "127.0.0.1"}
+        - {name: KUBERNETES_SERVICE_PORT, value: "$API_PORT"}
+        securityContext: {privileged: true}
+YAML
+"$KUBECTL" -n kube-system rollout status daemonset/kube-network-policies --timeout 90s >/dev/null ||
+	fail "the NetworkPolicy enforcer did not become ready: $KUBECTL -n kube-system logs ds/kube-network-policies"
+log "node $NODE_NAME ($NODE_IP) Ready, CoreDNS at $DNS_IP, NetworkPolicy enforcer $ENFORCER_BIN"

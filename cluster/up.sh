@@ -13,6 +13,10 @@ cd "$(dirname "$0")/.."
 BIN="$PWD/bin/cluster"
 STATE="$BIN/state"
 API_PORT="${SSEBENCH_AUDIT_CLUSTER_API_PORT:-16443}"
+# The machine's own address: pods reach the API server there, through the
+# kubernetes Service (CoreDNS and the enforcer read the cluster).
+NODE_IP="$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')"
+NODE_IP="${NODE_IP:-127.0.0.1}"
 ETCD_PORT="${SSEBENCH_AUDIT_CLUSTER_ETCD_PORT:-23790}"
 KUBECONFIG_OUT="$BIN/kubeconfig"
 
@@ -47,7 +51,7 @@ openssl_q() { openssl "$@" >/dev/null 2>&1; }
 openssl_q req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=ssebench-audit-test-ca" -keyout "$pki/ca.key" -out "$pki/ca.crt"
 cat >"$pki/san.cnf" <<CNF
 [v3]
-subjectAltName = IP:127.0.0.1, DNS:localhost, DNS:kubernetes.default.svc
+subjectAltName = IP:127.0.0.1, IP:$NODE_IP, IP:10.96.0.1, DNS:localhost, DNS:kubernetes.default.svc
 extendedKeyUsage = serverAuth
 CNF
 openssl_q req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout "$pki/apiserver.key" -out "$pki/apiserver.csr"
@@ -68,16 +72,16 @@ setsid "$BIN/etcd" --name default --data-dir "$STATE/etcd" \
 	>"$STATE/etcd.log" 2>&1 </dev/null &
 echo $! >"$STATE/etcd.pid"
 
-# On loopback the API server cannot publish its own endpoints (it refuses
-# 127.0.0.1 for the kubernetes Service): no reconciler, nothing needs them.
-setsid "$BIN/kube-apiserver" --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+# Served on the machine's address too (anonymous requests refused), which
+# the kubernetes Service publishes for pods.
+setsid "$BIN/kube-apiserver" --bind-address 0.0.0.0 --advertise-address "$NODE_IP" --secure-port "$API_PORT" \
 	--etcd-servers "http://127.0.0.1:$ETCD_PORT" --service-cluster-ip-range 10.96.0.0/16 \
 	--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
 	--service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
 	--service-account-issuer https://kubernetes.default.svc --authorization-mode Node,RBAC \
 	--kubelet-client-certificate "$pki/apiserver-kubelet.crt" --kubelet-client-key "$pki/apiserver-kubelet.key" \
 	--kubelet-preferred-address-types InternalIP \
-	--profiling=false --cert-dir "$pki" --endpoint-reconciler-type none \
+	--profiling=false --cert-dir "$pki" --anonymous-auth=false --allow-privileged \
 	>"$STATE/kube-apiserver.log" 2>&1 </dev/null &
 echo $! >"$STATE/kube-apiserver.pid"
 

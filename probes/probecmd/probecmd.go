@@ -8,6 +8,7 @@ package probecmd
 import (
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ func New() *cobra.Command {
 	var planFile, rootPlan string
 	var remove, as []string
 	var thenStdin bool
+	var after time.Duration
 	cmd := &cobra.Command{
 		Use:    "probe",
 		Short:  "Run a probe plan (inside a probe container)",
@@ -46,6 +48,13 @@ func New() *cobra.Command {
 				}
 				return probes.RemoveFiles(remove, probes.CopiedPrefix)
 			}
+			if after > 0 {
+				select { // a pod's NetworkPolicy is enforced a moment after it starts
+				case <-time.After(after):
+				case <-cmd.Context().Done():
+					return cmd.Context().Err()
+				}
+			}
 			plan, err := probes.ReadPlanFile(planFile)
 			if err != nil {
 				return err
@@ -56,6 +65,7 @@ func New() *cobra.Command {
 	cmd.Flags().StringVar(&planFile, "plan", "/plan.json", "the plan to run")
 	cmd.Flags().StringVar(&rootPlan, "root-plan", "", "with --as: also run this plan as the exec's own user, root (a live run's network checks, and what only root may examine)")
 	cmd.Flags().StringArrayVar(&remove, "remove", nil, "remove these files copied by the audit (names starting .sba-)")
+	cmd.Flags().DurationVar(&after, "after", 0, "wait this long before running the plan (a probe pod: its policy is enforced a moment after it starts)")
 	cmd.Flags().BoolVar(&thenStdin, "then-stdin", false, "with --as: report, then run one more plan read from stdin as root, then remove the copies")
 	cmd.Flags().StringArrayVar(&as, "as", nil, "run the plan as this user (uid:gid or a name in /etc/passwd), repeatable; needs root")
 	return cmd
