@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+
+	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
 // Cluster is what a Kubernetes backend found of one ssebench deployment:
@@ -122,6 +124,20 @@ type Access struct {
 	Verb     string
 	Resource string // "pods", "pods/exec", "secrets", …
 	Allowed  bool
+}
+
+// perRunPod makes one row per run pod of a cluster's deployment (nothing
+// on other backends): the shape of the k8s.* checks about runs.
+func perRunPod(in HostInput, row func(c *Cluster, pod Pod) report.Check) []report.Check {
+	c := in.Dep.Cluster
+	if c == nil {
+		return nil
+	}
+	out := make([]report.Check, 0, len(c.RunPods))
+	for _, pod := range c.RunPods {
+		out = append(out, row(c, pod))
+	}
+	return out
 }
 
 // Matches says whether the selector selects an object with these labels.

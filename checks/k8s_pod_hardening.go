@@ -28,28 +28,12 @@ var k8sPodHardening = &Check{
 	PerRun:   true,
 	Backends: []string{BackendKubernetes},
 	Host: func(in HostInput) []report.Check {
-		c := in.Dep.Cluster
-		if c == nil {
-			return nil
-		}
-		var out []report.Check
-		for _, pod := range c.RunPods {
+		return perRunPod(in, func(_ *Cluster, pod Pod) report.Check {
 			row := report.Check{Target: pod.Name, Status: report.Pass, Observed: "as ssebench builds it",
 				Expected: "no token, no host namespaces or paths, unprivileged, no escalation, ssebench's capabilities, seccomp RuntimeDefault, no service links"}
-			var what []string
-			for _, f := range podFindings(pod) {
-				if f.status.Rank() < row.Status.Rank() {
-					row.Status = f.status
-				}
-				what = append(what, string(f.status)+": "+f.what)
-			}
-			if len(what) > 0 {
-				row.Observed = strings.Join(what, "; ")
-				row.Message = "the run pod has more power than an agent needs"
-			}
-			out = append(out, row)
-		}
-		return out
+			judgeFindings(&row, podFindings(pod), "the run pod has more power than an agent needs")
+			return row
+		})
 	},
 }
 

@@ -36,17 +36,7 @@ var k8sPolicyEffective = &Check{
 	Remedy:   "Delete or narrow the named policy: NetworkPolicies add up, so any policy that selects run pods widens every run it selects (an allow-all egress policy in the runs' namespace gives every run the network).",
 	PerRun:   true,
 	Backends: []string{BackendKubernetes},
-	Host: func(in HostInput) []report.Check {
-		c := in.Dep.Cluster
-		if c == nil {
-			return nil
-		}
-		var out []report.Check
-		for _, pod := range c.RunPods {
-			out = append(out, effectivePolicy(c, pod))
-		}
-		return out
-	},
+	Host:     func(in HostInput) []report.Check { return perRunPod(in, effectivePolicy) },
 }
 
 // effectivePolicy judges the policies that select one run pod, together.

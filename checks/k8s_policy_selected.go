@@ -30,16 +30,14 @@ var k8sPolicySelected = &Check{
 			return []report.Check{{Target: c.Namespace, Status: report.Skip,
 				Message: "no live run pod in the namespace: the run policies are judged while runs live"}}
 		}
-		var out []report.Check
-		for _, pod := range c.RunPods {
+		return perRunPod(in, func(c *Cluster, pod Pod) report.Check {
 			row := report.Check{Target: pod.Name, Expected: "a policy labelled with the pod's run ID selects it, policyTypes [Ingress, Egress]"}
 			row.Status, row.Observed = ownPolicy(c, pod)
 			if row.Status != report.Pass {
 				row.Message = "without its own policy the run's traffic is whatever the other policies leave: with none, every address"
 			}
-			out = append(out, row)
-		}
-		return out
+			return row
+		})
 	},
 }
 

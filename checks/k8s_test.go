@@ -106,9 +106,9 @@ func TestK8sMutants(t *testing.T) {
 		"allow-all egress policy": {func(c *Cluster) {
 			c.Policies = append(c.Policies, Policy{Name: "allow-all", Namespace: "ssebench-runs", Types: []string{"Egress"}, Egress: []PolicyRule{{}}})
 		}, K8sPolicyEffective, "run-a", report.Fail, "allow-all: allows every destination"},
-		"run without its policy": {func(c *Cluster) { c.Policies = c.Policies[1:] }, K8sPolicySelected, "run-a", report.Fail, "no policy of run a"},
+		"run without its policy":            {func(c *Cluster) { c.Policies = c.Policies[1:] }, K8sPolicySelected, "run-a", report.Fail, "no policy of run a"},
 		"run without its policy, effective": {func(c *Cluster) { c.Policies = c.Policies[1:] }, K8sPolicyEffective, "run-a", report.Fail, "no policy restricts its egress"},
-		"policy without Egress": {func(c *Cluster) { c.Policies[0].Types = []string{"Ingress"} }, K8sPolicySelected, "run-a", report.Fail, "without Egress"},
+		"policy without Egress":             {func(c *Cluster) { c.Policies[0].Types = []string{"Ingress"} }, K8sPolicySelected, "run-a", report.Fail, "without Egress"},
 		"proxy rule without its namespace selector": {func(c *Cluster) { c.Policies[0].Egress[1].Peers[0].NamespaceSelector = nil },
 			K8sPolicyEffective, "run-a", report.Fail, "in namespace ssebench-runs (neither kube-dns nor the proxy)"},
 		"proxy rule on every port": {func(c *Cluster) { c.Policies[0].Egress[1].Ports = nil }, K8sPolicyEffective, "run-a", report.Fail, "every port of the proxy"},
@@ -123,11 +123,13 @@ func TestK8sMutants(t *testing.T) {
 		"ingress admitted": {func(c *Cluster) {
 			c.Policies = append(c.Policies, Policy{Name: "allow-in", Namespace: "ssebench-runs", Types: []string{"Ingress"}, Ingress: []PolicyRule{{}}})
 		}, K8sPolicyEffective, "run-a", report.Fail, "allow-in: admits every source"},
-		"token mounted": {func(c *Cluster) { c.RunPods[0].TokenMounted = true }, K8sPodHardening, "run-a", report.Fail, "token is mounted"},
-		"host network": {func(c *Cluster) { c.RunPods[0].HostNetwork = true }, K8sPodHardening, "run-a", report.Fail, "host network"},
+		"token mounted":        {func(c *Cluster) { c.RunPods[0].TokenMounted = true }, K8sPodHardening, "run-a", report.Fail, "token is mounted"},
+		"host network":         {func(c *Cluster) { c.RunPods[0].HostNetwork = true }, K8sPodHardening, "run-a", report.Fail, "host network"},
 		"privilege escalation": {func(c *Cluster) { c.RunPods[0].Containers[0].AllowPrivilegeEscalation = nil }, K8sPodHardening, "run-a", report.Fail, "privilege escalation"},
-		"extra capability": {func(c *Cluster) { c.RunPods[0].Containers[0].CapAdd = append(c.RunPods[0].Containers[0].CapAdd, "NET_ADMIN") }, K8sPodHardening, "run-a", report.Fail, "adds NET_ADMIN"},
-		"service links": {func(c *Cluster) { c.RunPods[0].ServiceLinks = true }, K8sPodHardening, "run-a", report.Warn, "service links"},
+		"extra capability": {func(c *Cluster) {
+			c.RunPods[0].Containers[0].CapAdd = append(c.RunPods[0].Containers[0].CapAdd, "NET_ADMIN")
+		}, K8sPodHardening, "run-a", report.Fail, "adds NET_ADMIN"},
+		"service links":   {func(c *Cluster) { c.RunPods[0].ServiceLinks = true }, K8sPodHardening, "run-a", report.Warn, "service links"},
 		"may create pods": {func(c *Cluster) { c.Access["ssebench-runs/default"][0].Allowed = true }, K8sServiceAccount, "serviceaccount ssebench-runs/default", report.Fail, "may create pods"},
 		"may list pods": {func(c *Cluster) {
 			c.Access["ssebench-runs/default"] = []Access{{Verb: "list", Resource: "pods", Allowed: true}}

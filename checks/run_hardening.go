@@ -24,17 +24,7 @@ var runHardening = &Check{
 		for _, r := range in.Runs {
 			c := report.Check{Target: r.RunName(), Status: report.Pass, Observed: "Docker defaults",
 				Expected: "Docker defaults: unprivileged, own namespaces, no Docker socket, no added capabilities, no published ports"}
-			if fs := hardeningFindings(r); len(fs) > 0 {
-				var what []string
-				for _, f := range fs {
-					if f.status.Rank() < c.Status.Rank() {
-						c.Status = f.status
-					}
-					what = append(what, string(f.status)+": "+f.what)
-				}
-				c.Observed = strings.Join(what, "; ")
-				c.Message = "the run has more power than an agent needs"
-			}
+			judgeFindings(&c, hardeningFindings(r), "the run has more power than an agent needs")
 			out = append(out, c)
 		}
 		return out
@@ -65,6 +55,23 @@ var dockerSocketPaths = []string{"/var/run/docker.sock", "/run/docker.sock"}
 type finding struct {
 	status report.Status
 	what   string
+}
+
+// judgeFindings gives a row its worst finding's status and every finding
+// as what was observed; none leaves the row as it is.
+func judgeFindings(row *report.Check, fs []finding, message string) {
+	if len(fs) == 0 {
+		return
+	}
+	what := make([]string, 0, len(fs))
+	for _, f := range fs {
+		if f.status.Rank() < row.Status.Rank() {
+			row.Status = f.status
+		}
+		what = append(what, string(f.status)+": "+f.what)
+	}
+	row.Observed = strings.Join(what, "; ")
+	row.Message = message
 }
 
 func hardeningFindings(r Container) []finding {
