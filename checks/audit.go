@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,6 +111,25 @@ type auditor struct {
 	runsOf map[string]string
 }
 
+// probedOn lists the probed checks made on a backend.
+func probedOn(backend string) []string {
+	var out []string
+	for _, c := range registry {
+		if (c.Plan != nil || c.Inside != nil) && len(c.Backends) > 0 && c.On(backend) {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// backendProbes says whether the backend can place probes at all.
+func (a *auditor) backendProbes() bool {
+	if pc, ok := a.backend.(ProbeCapable); ok {
+		return pc.CanProbe()
+	}
+	return true
+}
+
 // note keeps an audit-wide remark for the report.
 func (a *auditor) note(format string, args ...any) {
 	a.mu.Lock()
@@ -137,12 +157,18 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 		}
 	}
 	out := a.hostChecks(HostInput{Config: a.cfg, Dep: dep, Runs: runs}, scoped)
-	if dep.Cluster != nil {
-		// Said in every report of a cluster, so that a pass is not read as
-		// more than it is: a plugin that ignores policies passes these.
+	if dep.Cluster != nil && (a.cfg.DeploymentOnly || !a.backendProbes()) {
+		// Said in every such report of a cluster, so that a pass is not
+		// read as more than it is: a plugin that ignores policies passes
+		// the checks from the API.
 		a.note("namespace %s: the cluster's objects were judged from its API; no probe stood where a run stands, so whether the network plugin enforces the policies was not checked", project)
+		return out, nil
 	}
-	if dep.Agents == nil {
+	if dep.Cluster != nil {
+		a.note("namespace %s: from a probe pod, this version makes %s; not yet on Kubernetes: the exec into live runs and the other probed checks", project,
+			strings.Join(probedOn(BackendKubernetes), ", "))
+	}
+	if !dep.Probeable() {
 		return out, nil
 	}
 

@@ -38,6 +38,13 @@ type Backend interface {
 	Changes(ctx context.Context, project string) (<-chan Change, error)
 }
 
+// ProbeCapable is a backend that can say it cannot place probes (a
+// cluster without a probe image it can pull); a backend without the method
+// always can.
+type ProbeCapable interface {
+	CanProbe() bool
+}
+
 // Change is one event that touches a deployment.
 type Change struct {
 	What      string // "connect" or "disconnect"

@@ -45,6 +45,9 @@ const (
 
 // On says whether the check is made on the named backend.
 func (c *Check) On(backend string) bool {
+	if backend == "" {
+		backend = BackendDocker // a deployment that does not say is Docker's, as before backends were named
+	}
 	if len(c.Backends) == 0 {
 		return backend == BackendDocker
 	}

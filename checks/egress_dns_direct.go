@@ -14,6 +14,8 @@ var egressDNSDirect = &Check{
 	From:    FromRuns,
 	Remedy:  "Make the agents network internal and attach runs to nothing else.",
 	Control: ProxyReachable,
+	// On a cluster, from a probe pod that the runs' policy selects.
+	Backends: []string{BackendDocker, BackendKubernetes},
 	Plan: func(in PlanInput) []Planned {
 		name := in.Config.ExternalNames[0]
 		var ps []Planned

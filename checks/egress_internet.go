@@ -10,6 +10,8 @@ var egressInternet = &Check{
 	From:    FromRuns,
 	Remedy:  "Make the agents network internal and attach runs to nothing else; check firewall rules (a firewalld reload drops Docker's, CVE-2025-54388).",
 	Control: ProxyReachable,
+	// On a cluster, from a probe pod that the runs' policy selects.
+	Backends: []string{BackendDocker, BackendKubernetes},
 	Plan: func(in PlanInput) []Planned {
 		var ps []Planned
 		for _, t := range in.Config.EgressTargets {

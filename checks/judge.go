@@ -20,7 +20,7 @@ func planOnly(in PlanInput, v Vantage, keep func(*Check) bool) []Planned {
 	in.Vantage = v
 	var out []Planned
 	for _, c := range registry {
-		if c.Plan == nil || !in.Config.Wants(c.ID) || (keep != nil && !keep(c)) {
+		if c.Plan == nil || !c.On(in.Dep.Backend) || !in.Config.Wants(c.ID) || (keep != nil && !keep(c)) {
 			continue
 		}
 		for _, p := range c.Plan(in) {

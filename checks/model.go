@@ -17,6 +17,9 @@ type Deployment struct {
 	Backend string // BackendDocker or BackendKubernetes: which checks apply
 	// Cluster is what a Kubernetes backend found; nil on Docker.
 	Cluster *Cluster
+	// ProxyAddress is host:port where a run reaches the proxy, when the
+	// backend knows it other than by a network (a cluster's Service).
+	ProxyAddress string
 	Project string
 	Engine  Engine
 	Agents  *Network // <project>_agents; nil when it does not exist
@@ -187,6 +190,10 @@ func (d *Deployment) Families() []string {
 	}
 	return []string{"ipv4"}
 }
+
+// Probeable says whether probes can stand where the deployment's runs
+// stand: on its agents network, or (a cluster) in the runs' namespace.
+func (d *Deployment) Probeable() bool { return d.Agents != nil || d.Cluster != nil }
 
 // ProxyIP is the proxy's address on the agents network, "" when unknown.
 func (d *Deployment) ProxyIP() string {

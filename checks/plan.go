@@ -57,7 +57,7 @@ func Plan(ctx context.Context, b Backend, cfg Config) ([]VantagePlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrEngine, err)
 		}
-		if dep.Agents == nil {
+		if !dep.Probeable() {
 			continue
 		}
 		in := PlanInput{Config: cfg, Dep: dep, Canary: "sba-canary-plan.example.com", HostAddresses: hostAddresses(cfg, dep)}

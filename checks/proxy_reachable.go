@@ -16,6 +16,8 @@ var proxyReachable = &Check{
 	Title:  "The proxy answers on its port from where the agent stands (positive control)",
 	From:   FromRuns,
 	Remedy: "Start the proxy (`ssebench proxy up`); without it the audit cannot tell blocked from broken.",
+	// On a cluster, from the probe pod, to the proxy's Service.
+	Backends: []string{BackendDocker, BackendKubernetes},
 	Plan: func(in PlanInput) []Planned {
 		addr := proxyAddr(in.Dep)
 		if addr == "" {
@@ -27,8 +29,12 @@ var proxyReachable = &Check{
 	},
 }
 
-// proxyAddr is the proxy's host:port on the agents network, "" unknown.
+// proxyAddr is the proxy's host:port on the agents network (or where the
+// backend says runs reach it), "" unknown.
 func proxyAddr(d *Deployment) string {
+	if d.ProxyAddress != "" {
+		return d.ProxyAddress
+	}
 	ip := d.ProxyIP()
 	if ip == "" {
 		return ""

@@ -26,7 +26,11 @@ const (
 // FreshVantage stands where a new restricted run would: on the agents
 // network only.
 func FreshVantage(d *Deployment) Vantage {
-	return Vantage{Name: VantageFresh, Gateways: d.Agents.Gateways}
+	v := Vantage{Name: VantageFresh}
+	if d.Agents != nil { // a cluster's probe pod has no network of its own to name
+		v.Gateways = d.Agents.Gateways
+	}
+	return v
 }
 
 // RunVantage stands in a live run's own network namespace.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	netv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
@@ -114,40 +115,59 @@ func TestKubernetesPoliciesEnforced(t *testing.T) {
 	assert.NotEqual(t, probes.Connected, fenced["world"].Outcome, "the policy blocks the world: %+v", fenced["world"])
 }
 
-// importProbeImage puts the probe image into the node's containerd, once.
+// importProbeImage puts the probe image (the probe beside the tool, as
+// `probe-image push` makes it) into the node's containerd, once.
 func importProbeImage(t *testing.T) string {
 	t.Helper()
-	const ref = "sba.local/ssebench-audit-probe:test"
 	probeImageOnce.Do(func() {
-		bin, err := os.ReadFile(filepath.Join(filepath.Dir(binary), "ssebench-audit-probe"))
-		if err != nil {
-			probeImageErr = err
-			return
-		}
-		img, err := images.OCIProbeImage(bin, nil)
-		if err != nil {
-			probeImageErr = err
-			return
-		}
-		file := filepath.Join(os.TempDir(), "sba-probe-image-"+randHex(4)+".tar")
-		defer os.Remove(file)
-		if probeImageErr = tarball.WriteToFile(file, name.MustParseReference(ref).(name.Tag), img); probeImageErr != nil {
-			return
-		}
-		sock, _ := filepath.Abs("../bin/cluster/state/node/containerd/containerd.sock")
-		out, err := exec.Command("ctr", "--address", sock, "-n", "k8s.io", "images", "import", file).CombinedOutput()
-		if err != nil {
-			probeImageErr = fmt.Errorf("ctr images import: %v: %s", err, out)
-		}
+		probeImageErr = importImage("sba.local/ssebench-audit-probe:test", "ssebench-audit-probe", images.ProbeEntrypoint)
 	})
 	require.NoError(t, probeImageErr)
-	return ref
+	return "sba.local/ssebench-audit-probe:test"
+}
+
+// importStubImage puts the stand-ins' image (the tool, run as
+// `fixture-stub`) into the node's containerd, once.
+func importStubImage(t *testing.T) string {
+	t.Helper()
+	stubImageOnce.Do(func() {
+		stubImageErr = importImage("sba.local/ssebench-audit-stub:test", "ssebench-audit", []string{"/ssebench-audit", "fixture-stub"})
+	})
+	require.NoError(t, stubImageErr)
+	return "sba.local/ssebench-audit-stub:test"
 }
 
 var (
-	probeImageOnce sync.Once
-	probeImageErr  error
+	probeImageOnce, stubImageOnce sync.Once
+	probeImageErr, stubImageErr   error
 )
+
+// importImage writes a FROM-scratch image of one of the test's binaries
+// and imports it into the node's containerd: nothing is pulled.
+func importImage(ref, binName string, entrypoint []string) error {
+	bin, err := os.ReadFile(filepath.Join(filepath.Dir(binary), binName))
+	if err != nil {
+		return err
+	}
+	img, err := images.FromBinary(bin, "ssebench-audit", entrypoint, nil)
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(os.TempDir(), "sba-image-"+randHex(4)+".tar")
+	defer os.Remove(file)
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		return err
+	}
+	if err := tarball.WriteToFile(file, tag, img); err != nil {
+		return err
+	}
+	sock, _ := filepath.Abs("../bin/cluster/state/node/containerd/containerd.sock")
+	if out, err := exec.Command("ctr", "--address", sock, "-n", "k8s.io", "images", "import", file).CombinedOutput(); err != nil {
+		return fmt.Errorf("ctr images import: %v: %s", err, out)
+	}
+	return nil
+}
 
 // probePod runs plan in a pod labelled with runID (so that the run's
 // policy selects it) and returns its results by task ID.
@@ -191,4 +211,86 @@ func probePod(t *testing.T, ns, image, runID string, plan probes.Plan) map[strin
 		out[r.ID] = r
 	}
 	return out
+}
+
+// The audit's probe pod stands where a run stands: labelled as a run,
+// fenced by the policy ssebench would give it. On a correct deployment it
+// reaches the proxy's Service (the positive control) and neither the
+// world nor an outside resolver; with an allow-all egress policy in the
+// namespace it reaches both, and the audit fails on what it saw, not only
+// on the policy it read. Nothing of the audit is left in the namespace, and
+// it needs no right beyond docs/kubernetes-rbac.yaml's.
+func TestKubernetesProbePod(t *testing.T) {
+	t.Parallel()
+	requireNode(t)
+	probeRef, stubRef := importProbeImage(t), importStubImage(t)
+	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef})
+	waitPodsRunning(t, d.Proxy, "app.kubernetes.io/name=litellm", 1)
+	// As a user with the rights docs/kubernetes-rbac.yaml grants, no more.
+	args := append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
+		"--egress-target", world.HTTP, "--dns-server", world.Address, "--timeout", "2s", "--kubeconfig", auditRBAC(t, d))...)
+
+	r := withReport(t, runTool(t, nil, args...))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 0, r.code, "%v", failing(r.report))
+	for _, id := range []string{checks.ProxyReachable, checks.EgressInternet, checks.EgressDNSDirect} {
+		rows := checksOf(r.report, d.Runs, id)
+		require.NotEmpty(t, rows, id)
+		for _, c := range rows {
+			assert.Equal(t, report.Pass, c.Status, "%s %s: %s", id, c.Target, c.Observed)
+			assert.Equal(t, checks.VantageFresh, c.Vantage)
+		}
+	}
+	assert.NotContains(t, r.report.Notes, "was not checked")
+	assertNoProbeObjects(t, d.Runs)
+
+	_, err := kubeAPI.NetworkingV1().NetworkPolicies(d.Runs).Create(context.Background(), &netv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "allow-all-egress"},
+		Spec:       netv1.NetworkPolicySpec{PolicyTypes: []netv1.PolicyType{netv1.PolicyTypeEgress}, Egress: []netv1.NetworkPolicyEgressRule{{}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	r = withReport(t, runTool(t, nil, args...))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 1, r.code)
+	reached := false
+	for _, c := range checksOf(r.report, d.Runs, checks.EgressInternet) {
+		reached = reached || c.Status == report.Fail
+	}
+	assert.True(t, reached, "the probe pod reached the world: %v", failing(r.report))
+	assertNoProbeObjects(t, d.Runs)
+}
+
+// waitPodsRunning waits until n pods the selector matches run.
+func waitPodsRunning(t *testing.T, ns, selector string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		pods, err := kubeAPI.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		require.NoError(t, err)
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running >= n {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%d of %d pods %s running in %s", running, n, selector, ns)
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// assertNoProbeObjects: nothing the audit made is left in the namespace.
+func assertNoProbeObjects(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: "ssebench-audit.probe"}
+	pods, err := kubeAPI.CoreV1().Pods(ns).List(ctx, sel)
+	require.NoError(t, err)
+	pols, err := kubeAPI.NetworkingV1().NetworkPolicies(ns).List(ctx, sel)
+	require.NoError(t, err)
+	cms, err := kubeAPI.CoreV1().ConfigMaps(ns).List(ctx, sel)
+	require.NoError(t, err)
+	assert.Zero(t, len(pods.Items)+len(pols.Items)+len(cms.Items), "the audit left pods, policies or plans behind")
 }

@@ -150,6 +150,30 @@ func TestKubernetesBadInput(t *testing.T) {
 func TestKubernetesAuditWithTheDocumentedRBAC(t *testing.T) {
 	t.Parallel()
 	d := upK8s(t)
+	asUser := auditRBAC(t, d)
+	args := []string{"audit", "--format", "json", "--backend", "kubernetes", "--kubeconfig", asUser,
+		"--namespace", d.Runs, "--proxy-namespace", d.Proxy}
+	r := withReport(t, runTool(t, nil, args...))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 0, r.code, "%v", failing(r.report))
+	assert.Len(t, checksOf(r.report, d.Runs, checks.K8sPolicyEffective), 2)
+
+	// And without it, the audit says what it could not read.
+	cfg := mustLoad(t, kubeconfig)
+	for _, a := range cfg.AuthInfos {
+		a.Impersonate = "nobody-" + d.Runs
+	}
+	require.NoError(t, clientcmd.WriteToFile(*cfg, asUser))
+	r = runTool(t, nil, args...)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stdout, "forbidden")
+}
+
+// auditRBAC applies docs/kubernetes-rbac.yaml for the deployment's
+// namespaces, to a user of the deployment's own, and returns a kubeconfig
+// that acts as that user (through impersonation).
+func auditRBAC(t *testing.T, d *fk8s.Deployment) string {
+	t.Helper()
 	user := "ssebench-audit-" + d.Runs // cluster-wide names: one per test deployment
 	manifest, err := os.ReadFile("../docs/kubernetes-rbac.yaml")
 	require.NoError(t, err)
@@ -175,32 +199,13 @@ func TestKubernetesAuditWithTheDocumentedRBAC(t *testing.T) {
 		}
 		require.NoError(t, err)
 	}
-	// The same cluster and credentials, acting as the user.
-	cfg, err := clientcmd.LoadFromFile(kubeconfig)
-	require.NoError(t, err)
+	cfg := mustLoad(t, kubeconfig)
 	for _, a := range cfg.AuthInfos {
 		a.Impersonate = user
 	}
 	asUser := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*cfg, asUser))
-
-	args := []string{"audit", "--format", "json", "--backend", "kubernetes", "--kubeconfig", asUser,
-		"--namespace", d.Runs, "--proxy-namespace", d.Proxy}
-	r := withReport(t, runTool(t, nil, args...))
-	require.NotNil(t, r.report, r.stderr)
-	assert.Equal(t, 0, r.code, "%v", failing(r.report))
-	assert.Len(t, checksOf(r.report, d.Runs, checks.K8sPolicyEffective), 2)
-
-	// And without it, the audit says what it could not read.
-	cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{}
-	for name, a := range mustLoad(t, kubeconfig).AuthInfos {
-		a.Impersonate = "nobody-" + d.Runs
-		cfg.AuthInfos[name] = a
-	}
-	require.NoError(t, clientcmd.WriteToFile(*cfg, asUser))
-	r = runTool(t, nil, args...)
-	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stdout, "forbidden")
+	return asUser
 }
 
 func mustLoad(t *testing.T, path string) *clientcmdapi.Config {

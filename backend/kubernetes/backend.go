@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
-	"github.com/ssebench-audit/ssebench-audit/probes"
 )
 
 // ssebench's defaults and the environment it reads them from (docs/ssebench.md,
@@ -50,6 +49,9 @@ type Options struct {
 	ProxyNamespace string
 	ProxySelector  string // a label selector, as ssebench's
 	ProxyPort      int
+	// ProbeImage is the probe image in a registry the cluster pulls from
+	// (`probe-image push`); without it no probe pod is placed.
+	ProbeImage string
 }
 
 // Backend audits the ssebench runs of one cluster.
@@ -161,28 +163,10 @@ func (b *Backend) Placement(string, checks.Vantage) checks.Placement { return ch
 // Leftovers: the backend makes nothing that outlives an audit.
 func (b *Backend) Leftovers(context.Context, time.Duration) int { return 0 }
 
-func (b *Backend) Start(string, time.Duration) checks.Session { return session{} }
+var errNoProbes = errors.New("no --probe-image: probes are placed on a cluster only from an image it pulls (`ssebench-audit probe-image push`)")
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
 func (b *Backend) Changes(context.Context, string) (<-chan checks.Change, error) {
 	return nil, errors.New("following changes is not done on Kubernetes yet")
 }
-
-// session: the probes from where a run stands (a probe pod, the exec into
-// live runs) are not made on Kubernetes yet; the audit asks for none,
-// since a Kubernetes deployment has no Docker network to place them on.
-type session struct{}
-
-var errNoProbes = errors.New("probes are not placed on Kubernetes yet")
-
-func (session) Probe(context.Context, string, checks.Vantage, probes.Plan, func()) (probes.Report, error) {
-	return probes.Report{}, errNoProbes
-}
-
-func (session) InRun(context.Context, checks.Container, checks.InRunWork) checks.InRunResult {
-	return checks.InRunResult{Err: errNoProbes}
-}
-
-func (session) ProbeImage() (string, string)      { return "", "" }
-func (session) Close(context.Context, bool) error { return nil }
-
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }

@@ -3,7 +3,9 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +33,9 @@ func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deplo
 	for _, p := range runs {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue // ended: nothing of it runs
+		}
+		if p.Labels[LabelProbe] != "" {
+			continue // an audit's probe pod (this audit's or another's), labelled as a run
 		}
 		c.RunPods = append(c.RunPods, toPod(p, b.automounts(ctx, p)))
 	}
@@ -69,7 +74,39 @@ func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deplo
 		return nil, fmt.Errorf("namespace %q does not exist on this cluster", namespace)
 	}
 	c.Access, c.AccessErr = b.access(ctx, c.RunPods)
-	return &checks.Deployment{Backend: b.Name(), Project: namespace, Cluster: c}, nil
+	d := &checks.Deployment{Backend: b.Name(), Project: namespace, Cluster: c}
+	if d.ProxyAddress, err = b.proxyService(ctx, proxyNS, proxies); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// proxyService is where runs reach the proxy: the ClusterIP and port of
+// the Service in front of the proxy's pods, "" when there is none.
+func (b *Backend) proxyService(ctx context.Context, ns string, proxies []corev1.Pod) (string, error) {
+	l, err := b.api.CoreV1().Services(ns).List(ctx, metav1.ListOptions{Limit: maxList})
+	if err != nil {
+		return "", fmt.Errorf("listing Services in %s: %s", ns, oneLine(err))
+	}
+	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Name < l.Items[j].Name })
+	for _, svc := range l.Items {
+		if len(svc.Spec.Selector) == 0 || svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+			continue
+		}
+		fronts := false
+		for _, p := range proxies {
+			fronts = fronts || labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(p.Labels))
+		}
+		if !fronts {
+			continue
+		}
+		for _, port := range svc.Spec.Ports {
+			if int(port.Port) == b.opts.ProxyPort || port.TargetPort.IntValue() == b.opts.ProxyPort {
+				return net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(port.Port))), nil
+			}
+		}
+	}
+	return "", nil
 }
 
 func (b *Backend) pods(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {

@@ -30,7 +30,7 @@ type backendFlags struct {
 
 func (f *backendFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.name, "backend", backendAuto, "where ssebench runs: docker, kubernetes, or auto (Docker when an engine answers, else Kubernetes when a kubeconfig or in-cluster config exists)")
-	fl.StringVar(&f.docker.ProbeImage, "probe-image", "", "probe image to use instead of building one from this executable")
+	fl.StringVar(&f.docker.ProbeImage, "probe-image", "", "probe image to use instead of building one from this executable (Kubernetes: one the cluster pulls, see `probe-image push`; without it, no probe pod)")
 	fl.StringVar(&f.docker.ProbeDNS, "probe-dns", "", "upstream resolver of the fresh-run probe (as docker run --dns); for test deployments with their own internet stand-in")
 	fl.StringVar(&f.k8s.Kubeconfig, "kubeconfig", "", "Kubernetes: the kubeconfig (default $KUBECONFIG, else ~/.kube/config, else in-cluster)")
 	fl.StringVar(&f.k8s.Context, "context", "", "Kubernetes: the kubeconfig context (default the current one)")
@@ -80,6 +80,7 @@ func (f *backendFlags) choose(ctx context.Context) string {
 func (f *backendFlags) open(ctx context.Context) (b checks.Backend, close func(), err error) {
 	switch f.choose(ctx) {
 	case backendKubernetes:
+		f.k8s.ProbeImage = f.docker.ProbeImage // on a cluster, from a registry
 		opts, api, err := kubernetes.Config(f.k8s)
 		if err != nil {
 			return nil, nil, err
