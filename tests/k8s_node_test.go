@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -284,6 +285,43 @@ func waitPodsRunning(t *testing.T, ns, selector string, n int) {
 // assertNoProbeObjects: nothing the audit made is left in the namespace.
 func assertNoProbeObjects(t *testing.T, ns string) {
 	t.Helper()
+	assert.Zero(t, probeObjects(t, ns), "the audit left pods, policies or plans behind")
+}
+
+// Interrupted while its probe pod runs, the audit deletes the pod, its
+// plan and its policy; killed, it leaves them, and `cleanup` deletes them.
+func TestKubernetesInterruptAndCleanup(t *testing.T) {
+	t.Parallel()
+	requireNode(t)
+	probeRef, stubRef := importProbeImage(t), importStubImage(t)
+	d := upK8s(t, fk8s.Options{ProxyImage: stubRef})
+	args := append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
+		"--egress-target", world.HTTP, "--dns-server", world.Address)...)
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		cmd := exec.Command(binary, args...)
+		require.NoError(t, cmd.Start())
+		deadline := time.Now().Add(60 * time.Second)
+		for probeObjects(t, d.Runs) == 0 {
+			require.True(t, time.Now().Before(deadline), "no probe pod appeared")
+			time.Sleep(100 * time.Millisecond)
+		}
+		require.NoError(t, cmd.Process.Signal(sig))
+		_ = cmd.Wait()
+		if sig == syscall.SIGINT {
+			assert.Zero(t, probeObjects(t, d.Runs), "an interrupted audit removes what it made")
+			continue
+		}
+		require.NotZero(t, probeObjects(t, d.Runs), "the killed audit left its probe to clean")
+		r := runTool(t, nil, "cleanup", "--backend", "kubernetes", "--kubeconfig", kubeconfig, "--namespace", d.Runs)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Regexp(t, `removed [1-9][0-9]* probe pods, plans and policies`, r.stdout)
+		assert.Zero(t, probeObjects(t, d.Runs))
+	}
+}
+
+// probeObjects counts the pods, policies and plans audits made in ns.
+func probeObjects(t *testing.T, ns string) int {
+	t.Helper()
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: "ssebench-audit.probe"}
 	pods, err := kubeAPI.CoreV1().Pods(ns).List(ctx, sel)
@@ -292,5 +330,5 @@ func assertNoProbeObjects(t *testing.T, ns string) {
 	require.NoError(t, err)
 	cms, err := kubeAPI.CoreV1().ConfigMaps(ns).List(ctx, sel)
 	require.NoError(t, err)
-	assert.Zero(t, len(pods.Items)+len(pols.Items)+len(cms.Items), "the audit left pods, policies or plans behind")
+	return len(pods.Items) + len(pols.Items) + len(cms.Items)
 }

@@ -216,6 +216,29 @@ func (s *session) Close(ctx context.Context, _ bool) error {
 	return sweep(rctx, s.b, s.b.opts.Namespace, LabelProbe+"="+s.auditID)
 }
 
+// Sweep deletes what audits left in the runs' namespace (a killed audit
+// could not): every probe pod, plan and policy labelled by an audit, or by
+// the one named; it returns how many objects it deleted.
+func (b *Backend) Sweep(ctx context.Context, auditID string) (int, error) {
+	sel := LabelProbe
+	if auditID != "" {
+		sel += "=" + auditID
+	}
+	ns := b.opts.Namespace
+	list := metav1.ListOptions{LabelSelector: sel}
+	n := 0
+	if l, err := b.api.CoreV1().Pods(ns).List(ctx, list); err == nil {
+		n += len(l.Items)
+	}
+	if l, err := b.api.NetworkingV1().NetworkPolicies(ns).List(ctx, list); err == nil {
+		n += len(l.Items)
+	}
+	if l, err := b.api.CoreV1().ConfigMaps(ns).List(ctx, list); err == nil {
+		n += len(l.Items)
+	}
+	return n, sweep(ctx, b, ns, sel)
+}
+
 // sweep deletes the probe pods, policies and plans the selector matches.
 func sweep(ctx context.Context, b *Backend, ns, selector string) error {
 	zero := int64(0)
