@@ -20,12 +20,12 @@ type Deployment struct {
 	// ProxyAddress is host:port where a run reaches the proxy, when the
 	// backend knows it other than by a network (a cluster's Service).
 	ProxyAddress string
-	Project string
-	Engine  Engine
-	Agents  *Network // <project>_agents; nil when it does not exist
-	Default *Network // <project>_default; nil when it does not exist
-	Proxy   *Container
-	Runs    []Container // run containers of the project, sorted by RunName
+	Project      string
+	Engine       Engine
+	Agents       *Network // <project>_agents; nil when it does not exist
+	Default      *Network // <project>_default; nil when it does not exist
+	Proxy        *Container
+	Runs         []Container // run containers of the project, sorted by RunName
 	// Others are containers of other projects (and their runs): the
 	// targets of isolation.projects.
 	Others []Container

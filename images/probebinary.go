@@ -41,4 +41,3 @@ func ReadProbeExecutable(tool string) ([]byte, error) {
 	}
 	return os.ReadFile(path)
 }
-
