@@ -136,6 +136,10 @@ if [[ -n "$(missing)" ]]; then
 	[[ -x "$OUT.partial/cni/bridge" && -x "$OUT.partial/cni/host-local" && -x "$OUT.partial/cni/loopback" ]] || fetch_cni
 	rm -rf "$OUT"
 	mv "$OUT.partial" "$OUT"
+	# One version set is kept: the binaries are large (about 700 MB).
+	for old in "$CACHE"/k8s-*; do
+		[[ "$old" == "$OUT" || "$old" == *.partial ]] || rm -rf "$old"
+	done
 fi
 mkdir -p bin/cluster
 for b in "$OUT"/*; do
