@@ -14,6 +14,8 @@ var dnsExternal = &Check{
 	From:    FromRuns,
 	Remedy:  "Keep runs on the internal network only, remove DNS forwarders reachable from it, and upgrade engines affected by CVE-2024-29018.",
 	Control: DNSProxy,
+	// On a cluster, from the probe pod, through kube-dns: resolving warns.
+	Backends: []string{BackendDocker, BackendKubernetes},
 	// Each name is asked of the container's own resolver and of every
 	// resolver the run was started with; SERVFAIL, REFUSED or no answer
 	// pass, NXDOMAIN warns (a resolver that knows outside names answered).
@@ -29,8 +31,12 @@ var dnsExternal = &Check{
 			if name == in.Canary {
 				target += " (canary)"
 			}
+			rule := RuleNoAddress
+			if in.Dep.Cluster != nil {
+				rule = RuleClusterDNS
+			}
 			ps = append(ps, Planned{Target: target, Expected: "no address (SERVFAIL, REFUSED or timeout)",
-				Tasks: tasks, Judge: byRule(RuleNoAddress)})
+				Tasks: tasks, Judge: byRule(rule)})
 		}
 		return ps
 	},

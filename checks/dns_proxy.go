@@ -10,9 +10,15 @@ var dnsProxy = &Check{
 	Title:  "The proxy's name resolves from where the agent stands (positive control)",
 	From:   FromRuns,
 	Remedy: "Check that the litellm service is on the agents network; without it the audit cannot tell blocked from broken.",
-	Plan: func(PlanInput) []Planned {
-		return []Planned{{Target: ServiceProxy, Expected: "resolves to an address",
-			Tasks: []probes.Task{task("resolve", probes.Task{Kind: probes.KindDNS, Name: ServiceProxy})},
+	// On a cluster, the proxy's Service name through kube-dns.
+	Backends: []string{BackendDocker, BackendKubernetes},
+	Plan: func(in PlanInput) []Planned {
+		name := ServiceProxy
+		if in.Dep.ProxyName != "" {
+			name = in.Dep.ProxyName
+		}
+		return []Planned{{Target: name, Expected: "resolves to an address",
+			Tasks: []probes.Task{task("resolve", probes.Task{Kind: probes.KindDNS, Name: name})},
 			Judge: byRule(RuleResolves)}}
 	},
 }

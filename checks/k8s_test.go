@@ -3,6 +3,7 @@ package checks
 import (
 	"testing"
 
+	"github.com/ssebench-audit/ssebench-audit/probes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -177,4 +178,30 @@ func TestK8sNoRunsIsSkip(t *testing.T) {
 	require.Len(t, rows, 1)
 	assert.Equal(t, report.Skip, rows[0].Status)
 	assert.Contains(t, rows[0].Message, "no live run pod")
+}
+
+// On a cluster an outside name that resolves through kube-dns is the
+// documented state: a warning naming the channel; on Docker it fails.
+func TestClusterDNSRule(t *testing.T) {
+	resolved := probes.Result{Kind: probes.KindDNS, Outcome: probes.Address, Addresses: []string{"203.0.113.9"}}
+	assert.Equal(t, report.Warn, judgeTask(RuleClusterDNS, resolved))
+	assert.Equal(t, report.Fail, judgeTask(RuleNoAddress, resolved))
+	assert.Equal(t, report.Pass, judgeTask(RuleClusterDNS, probes.Result{Kind: probes.KindDNS, Outcome: probes.DNSRefused}))
+
+	in := PlanInput{Config: Config{ExternalNames: []string{"example.com"}}.WithDefaults(), Canary: "c.example.com",
+		Dep: &Deployment{Backend: BackendKubernetes, Cluster: ssebenchCluster(), ProxyName: "litellm.ssebench.svc.cluster.local"}}
+	ps := plan(in, Vantage{Name: VantageFresh})
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, p.Check)
+		if p.Check == DNSProxy {
+			assert.Equal(t, "litellm.ssebench.svc.cluster.local", p.Tasks[0].Name)
+		}
+		if p.Check == DNSExternal {
+			j := p.Judge(Results{{Result: resolved}})
+			assert.Equal(t, report.Warn, j.Status, "an outside name through kube-dns warns")
+		}
+	}
+	assert.Contains(t, ids, DNSExternal)
+	assert.NotContains(t, ids, EgressHost, "not made on a cluster yet")
 }

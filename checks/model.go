@@ -17,9 +17,11 @@ type Deployment struct {
 	Backend string // BackendDocker or BackendKubernetes: which checks apply
 	// Cluster is what a Kubernetes backend found; nil on Docker.
 	Cluster *Cluster
-	// ProxyAddress is host:port where a run reaches the proxy, when the
-	// backend knows it other than by a network (a cluster's Service).
+	// ProxyAddress is host:port where a run reaches the proxy, and
+	// ProxyName the name it resolves, when the backend knows them other
+	// than by a network (a cluster's Service).
 	ProxyAddress string
+	ProxyName    string
 	Project      string
 	Engine       Engine
 	Agents       *Network // <project>_agents; nil when it does not exist

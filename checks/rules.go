@@ -18,7 +18,11 @@ const (
 	RuleReached   Rule = "reached"    // positive control: the connect must complete
 	RuleResolves  Rule = "resolves"   // positive control: the name must get an address
 	RuleNoAddress Rule = "no-address" // an outside name must get no address
-	RuleNoAnswer  Rule = "no-answer"  // an outside resolver must not answer at all
+	// On a cluster, kube-dns resolving outside names is ssebench's
+	// documented state (its policies allow DNS): a warning that names the
+	// channel, not a failure.
+	RuleClusterDNS Rule = "cluster-dns"
+	RuleNoAnswer   Rule = "no-answer" // an outside resolver must not answer at all
 )
 
 const (
@@ -45,6 +49,10 @@ var outcomeStatus = map[Rule]map[probes.Outcome]report.Status{
 		probes.NXDomain: warn, probes.NoData: warn, probes.OtherRcode: warn,
 		probes.ServFail: pass, probes.DNSRefused: pass, probes.Timeout: pass,
 		probes.Refused: pass, probes.Unreachable: pass},
+	RuleClusterDNS: {probes.Address: warn,
+		probes.NXDomain: warn, probes.NoData: warn, probes.OtherRcode: warn,
+		probes.ServFail: pass, probes.DNSRefused: pass, probes.Timeout: pass,
+		probes.Refused: pass, probes.Unreachable: pass},
 	// Any DNS response at all means the query crossed to the resolver.
 	RuleNoAnswer: {probes.Address: fail, probes.NoData: fail, probes.NXDomain: fail,
 		probes.ServFail: fail, probes.DNSRefused: fail, probes.OtherRcode: fail,
@@ -53,9 +61,10 @@ var outcomeStatus = map[Rule]map[probes.Outcome]report.Status{
 
 // ruleMessages say why a status matters, per rule.
 var ruleMessages = map[Rule]map[report.Status]string{
-	RuleBlocked:   {fail: "reached: an agent has a way out here"},
-	RuleNoAddress: {fail: "an outside name resolved: DNS leaks from the agents network", warn: "no address, but the query reached a resolver that knows outside names (a DNS exfiltration channel)"},
-	RuleNoAnswer:  {fail: "an outside resolver answered: DNS traffic leaves the agents network"},
+	RuleBlocked:    {fail: "reached: an agent has a way out here"},
+	RuleNoAddress:  {fail: "an outside name resolved: DNS leaks from the agents network", warn: "no address, but the query reached a resolver that knows outside names (a DNS exfiltration channel)"},
+	RuleNoAnswer:   {fail: "an outside resolver answered: DNS traffic leaves the agents network"},
+	RuleClusterDNS: {warn: "the cluster's DNS answers outside names, as ssebench's policies allow: a run can send data out in its queries (a DNS exfiltration channel)"},
 }
 
 // judgeTask applies a rule's table to one result.

@@ -216,8 +216,10 @@ func probePod(t *testing.T, ns, image, runID string, plan probes.Plan) map[strin
 
 // The audit's probe pod stands where a run stands: labelled as a run,
 // fenced by the policy ssebench would give it. On a correct deployment it
-// reaches the proxy's Service (the positive control) and neither the
-// world nor an outside resolver; with an allow-all egress policy in the
+// reaches the proxy's Service and resolves its name (the positive
+// controls), gets no address for outside names from kube-dns (this
+// cluster's CoreDNS forwards nothing), and reaches neither the world nor
+// an outside resolver; with an allow-all egress policy in the
 // namespace it reaches both, and the audit fails on what it saw, not only
 // on the policy it read. Nothing of the audit is left in the namespace, and
 // it needs no right beyond docs/kubernetes-rbac.yaml's.
@@ -234,7 +236,7 @@ func TestKubernetesProbePod(t *testing.T) {
 	r := withReport(t, runTool(t, nil, args...))
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
-	for _, id := range []string{checks.ProxyReachable, checks.EgressInternet, checks.EgressDNSDirect} {
+	for _, id := range []string{checks.ProxyReachable, checks.DNSProxy, checks.DNSExternal, checks.EgressInternet, checks.EgressDNSDirect} {
 		rows := checksOf(r.report, d.Runs, id)
 		require.NotEmpty(t, rows, id)
 		for _, c := range rows {

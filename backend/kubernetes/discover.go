@@ -75,18 +75,19 @@ func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deplo
 	}
 	c.Access, c.AccessErr = b.access(ctx, c.RunPods)
 	d := &checks.Deployment{Backend: b.Name(), Project: namespace, Cluster: c}
-	if d.ProxyAddress, err = b.proxyService(ctx, proxyNS, proxies); err != nil {
+	if d.ProxyAddress, d.ProxyName, err = b.proxyService(ctx, proxyNS, proxies); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
 // proxyService is where runs reach the proxy: the ClusterIP and port of
-// the Service in front of the proxy's pods, "" when there is none.
-func (b *Backend) proxyService(ctx context.Context, ns string, proxies []corev1.Pod) (string, error) {
+// the Service in front of the proxy's pods, and its name in the cluster's
+// DNS; "" when there is none.
+func (b *Backend) proxyService(ctx context.Context, ns string, proxies []corev1.Pod) (string, string, error) {
 	l, err := b.api.CoreV1().Services(ns).List(ctx, metav1.ListOptions{Limit: maxList})
 	if err != nil {
-		return "", fmt.Errorf("listing Services in %s: %s", ns, oneLine(err))
+		return "", "", fmt.Errorf("listing Services in %s: %s", ns, oneLine(err))
 	}
 	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Name < l.Items[j].Name })
 	for _, svc := range l.Items {
@@ -102,12 +103,17 @@ func (b *Backend) proxyService(ctx context.Context, ns string, proxies []corev1.
 		}
 		for _, port := range svc.Spec.Ports {
 			if int(port.Port) == b.opts.ProxyPort || port.TargetPort.IntValue() == b.opts.ProxyPort {
-				return net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(port.Port))), nil
+				// The fully qualified name: a run pod's search path is its own namespace's.
+				return net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(port.Port))),
+					svc.Name + "." + ns + ".svc." + clusterDomain, nil
 			}
 		}
 	}
-	return "", nil
+	return "", "", nil
 }
+
+// clusterDomain is the cluster's DNS domain (the kubelet's default).
+const clusterDomain = "cluster.local"
 
 func (b *Backend) pods(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
 	l, err := b.api.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector, Limit: maxList})

@@ -42,6 +42,7 @@ func TestDiscover(t *testing.T) {
 	assert.True(t, d.Cluster.RunPods[0].TokenMounted, "no automount setting anywhere: a token is mounted")
 	assert.Len(t, d.Cluster.ProxyPods, 1)
 	assert.Equal(t, "10.96.0.20:80", d.ProxyAddress, "the Service in front of the proxy's pods")
+	assert.Equal(t, "litellm.runs.svc.cluster.local", d.ProxyName)
 	require.Len(t, d.Cluster.Policies, 1)
 	assert.Equal(t, []string{"Ingress", "Egress"}, d.Cluster.Policies[0].Types)
 
