@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"slices"
+
 	"github.com/ssebench-audit/ssebench-audit/probes"
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
@@ -51,7 +53,7 @@ func (c *Check) On(backend string) bool {
 	if len(c.Backends) == 0 {
 		return backend == BackendDocker
 	}
-	return contains(c.Backends, backend)
+	return slices.Contains(c.Backends, backend)
 }
 
 // backends lists the backends it is made on.

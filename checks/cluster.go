@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,11 +19,9 @@ type Cluster struct {
 	ProxyNamespace string            // where the LiteLLM proxy runs
 	ProxySelector  map[string]string // the proxy pods' labels, as the run policies select them
 	ProxyPort      int               // the port the run policies allow to the proxy
-	// NamespaceLabels are the labels of every namespace the policies name.
-	NamespaceLabels map[string]map[string]string
-	RunPods         []Pod
-	ProxyPods       []Pod
-	DatabasePods    []Pod
+	RunPods        []Pod
+	ProxyPods      []Pod
+	DatabasePods   []Pod
 	// Policies are the NetworkPolicies of the runs' and the proxy's
 	// namespaces.
 	Policies []Policy
@@ -151,11 +150,11 @@ func (s Selector) Matches(labels map[string]string) bool {
 		v, ok := labels[r.Key]
 		switch r.Operator {
 		case "In":
-			if !ok || !contains(r.Values, v) {
+			if !ok || !slices.Contains(r.Values, v) {
 				return false
 			}
 		case "NotIn":
-			if ok && contains(r.Values, v) {
+			if ok && slices.Contains(r.Values, v) {
 				return false
 			}
 		case "Exists":
@@ -213,7 +212,7 @@ func (s Selector) String() string {
 }
 
 // Has says whether the policy declares the policy type t.
-func (p Policy) Has(t string) bool { return contains(p.Types, t) }
+func (p Policy) Has(t string) bool { return slices.Contains(p.Types, t) }
 
 // Selects says whether the policy applies to pod.
 func (p Policy) Selects(pod Pod) bool {
@@ -274,13 +273,4 @@ func (p PolicyPort) String() string {
 // prefixWithin says whether every address of inner is in outer.
 func prefixWithin(inner, outer netip.Prefix) bool {
 	return outer.Bits() <= inner.Bits() && outer.Contains(inner.Addr())
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,14 +77,14 @@ func podFindings(pod Pod) []finding {
 		if ct.Name == k8sCollector {
 			allowed = k8sCollectorCaps
 		}
-		if !containsFold(ct.CapDrop, "ALL") {
+		if !slices.ContainsFunc(ct.CapDrop, func(c string) bool { return strings.EqualFold(c, "ALL") }) {
 			add(report.Warn, name+"keeps the runtime's default capabilities (does not drop ALL)")
 		}
 		var extra, escape []string
 		for _, cp := range ct.CapAdd {
 			cp = strings.TrimPrefix(strings.ToUpper(cp), "CAP_")
 			switch {
-			case contains(allowed, cp):
+			case slices.Contains(allowed, cp):
 			case escapeCaps[cp]:
 				escape = append(escape, cp)
 			default:
@@ -109,13 +110,4 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -73,9 +73,10 @@ sed -e "s|client-certificate: .*|client-certificate: $pki/node.crt|" -e "s|clien
 
 # Images: the sandbox and CoreDNS, built here.
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$NODE/pause" ./cluster/pause
-CGO_ENABLED=0 go run ./cluster/mkimage -o "$NODE/images/pause.tar" -ref "$PAUSE_IMAGE" -path pause "$NODE/pause"
-CGO_ENABLED=0 go run ./cluster/mkimage -o "$NODE/images/coredns.tar" -ref "$COREDNS_IMAGE" -path coredns "$BIN/coredns" -conf /etc/coredns/Corefile
-CGO_ENABLED=0 go run ./cluster/mkimage -o "$NODE/images/enforcer.tar" -ref "$ENFORCER_IMAGE" -path kube-network-policies "$BIN/$ENFORCER_BIN"
+go build -o "$NODE/mkimage" ./cluster/mkimage
+"$NODE/mkimage" -o "$NODE/images/pause.tar" -ref "$PAUSE_IMAGE" -path pause "$NODE/pause"
+"$NODE/mkimage" -o "$NODE/images/coredns.tar" -ref "$COREDNS_IMAGE" -path coredns "$BIN/coredns" -conf /etc/coredns/Corefile
+"$NODE/mkimage" -o "$NODE/images/enforcer.tar" -ref "$ENFORCER_IMAGE" -path kube-network-policies "$BIN/$ENFORCER_BIN"
 
 # containerd: Debian's, an instance of our own.
 CTRD="$NODE/containerd"

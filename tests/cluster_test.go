@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,7 +47,7 @@ func startCluster(ctx context.Context) (stop func() error, err error) {
 		return nil
 	}
 	if kubeAPI, err = clusterClient(); err != nil {
-		return nil, errorsJoin(err, stop())
+		return nil, errors.Join(err, stop())
 	}
 	return stop, nil
 }
@@ -61,11 +62,4 @@ func clusterClient() (k8s.Interface, error) {
 	}
 	cfg.Timeout = 30 * time.Second
 	return k8s.NewForConfig(cfg)
-}
-
-func errorsJoin(a, b error) error {
-	if b == nil {
-		return a
-	}
-	return fmt.Errorf("%w (and stopping the cluster: %v)", a, b)
 }

@@ -6,10 +6,12 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	netv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -25,11 +27,17 @@ const maxList = 2000
 // the namespaces they name, and what the run pods' service accounts may do.
 func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deployment, error) {
 	c := &checks.Cluster{Namespace: namespace, ProxyNamespace: b.opts.ProxyNamespace, ProxySelector: b.proxySel,
-		ProxyPort: b.opts.ProxyPort, NamespaceLabels: map[string]map[string]string{}}
+		ProxyPort: b.opts.ProxyPort}
+	if _, err := b.api.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("namespace %q does not exist on this cluster", namespace)
+	} else if err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %s", namespace, oneLine(err))
+	}
 	runs, err := b.pods(ctx, namespace, labels.Set{LabelRunName: RunName}.String())
 	if err != nil {
 		return nil, err
 	}
+	tokens := map[string]bool{} // a service account's automount setting, read once
 	for _, p := range runs {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue // ended: nothing of it runs
@@ -37,7 +45,7 @@ func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deplo
 		if p.Labels[LabelProbe] != "" {
 			continue // an audit's probe pod (this audit's or another's), labelled as a run
 		}
-		c.RunPods = append(c.RunPods, toPod(p, b.automounts(ctx, p)))
+		c.RunPods = append(c.RunPods, toPod(p, b.automounts(ctx, p, tokens)))
 	}
 	proxyNS := c.ProxyNS()
 	proxies, err := b.pods(ctx, proxyNS, labels.Set(b.proxySel).String())
@@ -62,16 +70,6 @@ func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deplo
 		for _, p := range pols {
 			c.Policies = append(c.Policies, toPolicy(p))
 		}
-	}
-	nss, err := b.api.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: maxList})
-	if err != nil {
-		return nil, fmt.Errorf("listing namespaces: %s", oneLine(err))
-	}
-	for _, ns := range nss.Items {
-		c.NamespaceLabels[ns.Name] = ns.Labels
-	}
-	if _, ok := c.NamespaceLabels[namespace]; !ok {
-		return nil, fmt.Errorf("namespace %q does not exist on this cluster", namespace)
 	}
 	c.Access, c.AccessErr = b.access(ctx, c.RunPods)
 	d := &checks.Deployment{Backend: b.Name(), Project: namespace, Cluster: c}
@@ -140,8 +138,9 @@ func (b *Backend) policies(ctx context.Context, ns string) ([]netv1.NetworkPolic
 }
 
 // automounts says whether a token is mounted into a pod: the pod's own
-// setting, else its service account's (true when neither says).
-func (b *Backend) automounts(ctx context.Context, p corev1.Pod) bool {
+// setting, else its service account's (true when neither says); accounts
+// holds the accounts' settings already read.
+func (b *Backend) automounts(ctx context.Context, p corev1.Pod, accounts map[string]bool) bool {
 	for _, v := range p.Spec.Volumes {
 		if v.Projected != nil {
 			for _, s := range v.Projected.Sources {
@@ -154,11 +153,17 @@ func (b *Backend) automounts(ctx context.Context, p corev1.Pod) bool {
 	if p.Spec.AutomountServiceAccountToken != nil {
 		return *p.Spec.AutomountServiceAccountToken
 	}
-	sa, err := b.api.CoreV1().ServiceAccounts(p.Namespace).Get(ctx, saName(p), metav1.GetOptions{})
-	if err == nil && sa.AutomountServiceAccountToken != nil {
-		return *sa.AutomountServiceAccountToken
+	name := saName(p)
+	if mounts, ok := accounts[name]; ok {
+		return mounts
 	}
-	return true
+	mounts := true
+	sa, err := b.api.CoreV1().ServiceAccounts(p.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err == nil && sa.AutomountServiceAccountToken != nil {
+		mounts = *sa.AutomountServiceAccountToken
+	}
+	accounts[name] = mounts
+	return mounts
 }
 
 // access asks the authorizer each of the checks' questions about each run
@@ -172,10 +177,7 @@ func (b *Backend) access(ctx context.Context, pods []checks.Pod) (map[string][]c
 		}
 		out[sa] = []checks.Access{}
 		for _, q := range checks.K8sAccessQuestions {
-			res, sub := q.Resource, ""
-			if i := indexByte(res, '/'); i >= 0 {
-				res, sub = res[:i], res[i+1:]
-			}
+			res, sub, _ := strings.Cut(q.Resource, "/")
 			review := &authv1.SubjectAccessReview{Spec: authv1.SubjectAccessReviewSpec{
 				User:   "system:serviceaccount:" + p.Namespace + ":" + p.ServiceAccount,
 				Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + p.Namespace, "system:authenticated"},
@@ -218,13 +220,4 @@ func uniq(s ...string) []string {
 		}
 	}
 	return out
-}
-
-func indexByte(s string, b byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == b {
-			return i
-		}
-	}
-	return -1
 }

@@ -20,9 +20,13 @@ func TestDiscover(t *testing.T) {
 	run := map[string]string{LabelRunName: RunName, "ssebench.run-id": "r1"}
 	probe := map[string]string{LabelRunName: RunName, "ssebench.run-id": "p", LabelProbe: "a1"}
 	proxy := map[string]string{"app.kubernetes.io/name": "litellm"}
+	no := false
 	api := fake.NewClientset(
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "runs"}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "run-1", Namespace: "runs", Labels: run}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "quiet", Namespace: "runs"}, AutomountServiceAccountToken: &no},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "run-2", Namespace: "runs", Labels: run}, Spec: corev1.PodSpec{ServiceAccountName: "quiet"}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "run-3", Namespace: "runs", Labels: run}, Spec: corev1.PodSpec{ServiceAccountName: "quiet"}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "run-0", Namespace: "runs", Labels: run}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sba-probe", Namespace: "runs", Labels: probe}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "litellm-0", Namespace: "runs", Labels: proxy}},
@@ -37,9 +41,12 @@ func TestDiscover(t *testing.T) {
 	require.NoError(t, err)
 	d, err := b.Discover(context.Background(), "runs")
 	require.NoError(t, err)
-	require.Len(t, d.Cluster.RunPods, 1, "the live run only: not the ended one, not the probe")
+	require.Len(t, d.Cluster.RunPods, 3, "the live runs only: not the ended one, not the probe")
 	assert.Equal(t, "run-1", d.Cluster.RunPods[0].Name)
 	assert.True(t, d.Cluster.RunPods[0].TokenMounted, "no automount setting anywhere: a token is mounted")
+	for _, p := range d.Cluster.RunPods[1:] {
+		assert.False(t, p.TokenMounted, "%s: its service account turns the token off", p.Name)
+	}
 	assert.Len(t, d.Cluster.ProxyPods, 1)
 	assert.Equal(t, "10.96.0.20:80", d.ProxyAddress, "the Service in front of the proxy's pods")
 	assert.Equal(t, "litellm.runs.svc.cluster.local", d.ProxyName)
