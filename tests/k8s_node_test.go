@@ -28,18 +28,22 @@ import (
 	"github.com/ssebench-audit/ssebench-audit/report"
 )
 
-// The test cluster's node (cluster/node-up.sh) starts once, for the tests
-// that need pods to run; cluster/down.sh, at the end, stops it with the
-// rest.
+// The test cluster's node (cluster/node-up.sh) starts once, before the
+// tests (TestMain says why), for those that need pods to run;
+// cluster/down.sh, at the end, stops it with the rest.
 var (
 	nodeOnce sync.Once
 	nodeErr  error
 	nodeOut  []byte
 )
 
+func startNode() {
+	nodeOnce.Do(func() { nodeOut, nodeErr = exec.Command("../cluster/node-up.sh").CombinedOutput() })
+}
+
 func requireNode(t *testing.T) {
 	t.Helper()
-	nodeOnce.Do(func() { nodeOut, nodeErr = exec.Command("../cluster/node-up.sh").CombinedOutput() })
+	startNode()
 	require.NoError(t, nodeErr, "cluster/node-up.sh:\n%s", nodeOut)
 }
 

@@ -92,6 +92,12 @@ func run(m *testing.M) int {
 		_ = world.Stop()
 		return 2
 	}
+	// The node starts before any test runs, not when the first test needs
+	// it: twice in CI, while the node was starting beside the Docker tests,
+	// a fresh-run probe reached other test projects' proxies across their
+	// internal networks (isolation.projects failed); the cause is not found.
+	// A start that fails is reported by the tests that need the node.
+	startNode()
 	code := m.Run()
 	if err := stopCluster(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
