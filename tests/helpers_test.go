@@ -29,6 +29,10 @@ func up(t *testing.T, o fixtures.Options) *fixtures.Deployment {
 	o.Label = "e2e/" + t.Name()
 	o.Image = image
 	o.UpstreamDNS = world.Address
+	// The suite creates and removes networks in parallel, and while Docker
+	// 20.10 rewrites its rules for one, internal networks are not isolated
+	// from other bridges' published ports (fixtures/guard.go).
+	o.IsolationGuard = true
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	d, err := fixtures.Up(ctx, api, o)

@@ -81,6 +81,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "fixture image:", err)
 		return 2
 	}
+	// Guards a killed run of this suite left (their networks are gone).
+	if _, err := fixtures.SweepGuards(ctx, api); err != nil {
+		fmt.Fprintln(os.Stderr, "the fixtures' isolation guards need root and nft:", err)
+		return 2
+	}
 	if world, err = fixtures.StartWorld(ctx, binary); err != nil {
 		fmt.Fprintln(os.Stderr, "the internet stand-in needs root and ip netns:", err)
 		return 2
@@ -93,9 +98,7 @@ func run(m *testing.M) int {
 		return 2
 	}
 	// The node starts before any test runs, not when the first test needs
-	// it: twice in CI, while the node was starting beside the Docker tests,
-	// a fresh-run probe reached other test projects' proxies across their
-	// internal networks (isolation.projects failed); the cause is not found.
+	// it: a start beside the Docker tests loads the machine while they probe.
 	// A start that fails is reported by the tests that need the node.
 	startNode()
 	code := m.Run()
@@ -105,6 +108,12 @@ func run(m *testing.M) int {
 	}
 	if err := world.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the world:", err)
+		code = 1
+	}
+	// Down removes each guard after its network (fixtures' own tests hold it
+	// to that); what a teardown that failed left goes here.
+	if _, err := fixtures.SweepGuards(context.Background(), api); err != nil {
+		fmt.Fprintln(os.Stderr, "removing the fixtures' isolation guards:", err)
 		code = 1
 	}
 	if left := leftoverProbes(context.Background()); len(left) > 0 {
