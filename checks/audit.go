@@ -167,6 +167,9 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 	if dep.Cluster != nil {
 		a.note("namespace %s: from a probe pod, this version makes %s; not yet on Kubernetes: the exec into live runs and the other probed checks", project,
 			strings.Join(probedOn(BackendKubernetes), ", "))
+		if dep.Cluster.NodesErr != "" {
+			a.note("namespace %s: egress.host probed no node address (%s)", project, dep.Cluster.NodesErr)
+		}
 	}
 	if !dep.Probeable() {
 		return out, nil

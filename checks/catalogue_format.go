@@ -29,16 +29,23 @@ func (c *Check) how() string {
 	switch {
 	case c.Host != nil:
 		return "from the backend's API"
+	case c.Plan != nil && c.Inside != nil:
+		return c.howInside() + "; on a cluster, by probes from where a run stands"
 	case c.Plan != nil:
 		return "by probes where an agent stands"
-	case c.Inside != nil && c.Reach != nil:
-		return "from inside each live run, as root; what it finds beyond loopback is probed from the fresh run and from the runs that sample this one"
 	case c.Inside != nil:
-		return "from inside each live run, as root and as the agent's users"
+		return c.howInside()
 	case c.ID == RunEgressRecorded:
 		return "by `ssebench-audit bench`, once a run has ended"
 	}
 	return "by the audit, about itself"
+}
+
+func (c *Check) howInside() string {
+	if c.Reach != nil {
+		return "from inside each live run, as root; what it finds beyond loopback is probed from the fresh run and from the runs that sample this one"
+	}
+	return "from inside each live run, as root and as the agent's users"
 }
 
 // WriteCatalogue writes every check in the named format: what it proves,

@@ -10,7 +10,8 @@ import (
 // Check is one check of the catalogue, whole: what it proves, from where,
 // what to do when it fails, and how it is made. A check is made in at most
 // one of three ways: from the backend's API (Host), by probes from fresh
-// and live runs (Plan), or from inside live runs (Inside).
+// and live runs (Plan), or from inside live runs (Inside); one made from
+// inside may also plan probes for a backend that has no exec into runs.
 type Check struct {
 	ID     string // stable: CI configs and checklists refer to it
 	Title  string // the property that must hold, as a checklist item

@@ -25,6 +25,13 @@ type Cluster struct {
 	// Policies are the NetworkPolicies of the runs' and the proxy's
 	// namespaces.
 	Policies []Policy
+	// Nodes are the cluster's nodes, and NodesErr why they could not be
+	// listed: a run pod must not reach their services (egress.host).
+	Nodes    []Node
+	NodesErr string
+	// APIServer is where pods reach the API server (the kubernetes
+	// Service's ClusterIP:port), "" when it could not be read.
+	APIServer string
 	// Access is what each run pod's service account may do ("ns/name"),
 	// one answer per question asked of the API server's authorizer.
 	Access map[string][]Access
@@ -32,12 +39,30 @@ type Cluster struct {
 	AccessErr string
 }
 
+// Node is one node of the cluster, with its addresses (internal and
+// external).
+type Node struct {
+	Name      string
+	Addresses []string
+}
+
+// TokenInRuns says whether any run pod holds a service-account token.
+func (c *Cluster) TokenInRuns() bool {
+	for _, p := range c.RunPods {
+		if p.TokenMounted {
+			return true
+		}
+	}
+	return false
+}
+
 // Pod is one pod, with what hardening judges.
 type Pod struct {
 	Name           string
 	Namespace      string
 	Labels         map[string]string
-	RunID          string // its ssebench.run-id label
+	RunID          string   // its ssebench.run-id label
+	IPs            []string // its addresses in the pod network (none before it is placed)
 	Phase          string
 	ServiceAccount string
 	// TokenMounted: a service-account token reaches the pod (the pod or

@@ -23,6 +23,13 @@ type Config struct {
 	HostPorts     []int    // ports probed on the gateway and host addresses
 	HostAddresses []string // replaces the host's discovered interface addresses
 
+	// On a cluster, what egress.host probes besides the nodes' HostPorts:
+	// cloud metadata and a node-local DNS cache (host:port each), and the
+	// kubelet's ports on every node address.
+	MetadataTargets []string
+	NodeLocalDNS    []string
+	KubeletPorts    []int
+
 	Timeout time.Duration // per probe
 	Retries int           // probing again what came out inconclusive
 
@@ -63,6 +70,12 @@ var (
 	// Host services that turn into an agent's way out: SSH, DNS, HTTP and
 	// SOCKS proxies, the Docker API, databases and caches, model servers.
 	DefaultHostPorts = []int{22, 53, 80, 443, 1080, 2375, 2376, 3128, 3306, 5432, 6379, 8000, 8080, 8118, 8443, 8888, 9000, 11434, 27017}
+	// The link-local metadata service of AWS, GCP, Azure and most clouds;
+	// the address NodeLocal DNSCache listens on by default; the kubelet's
+	// API and its read-only port.
+	DefaultMetadataTargets = []string{"169.254.169.254:80"}
+	DefaultNodeLocalDNS    = []string{"169.254.20.10:53"}
+	DefaultKubeletPorts    = []int{10250, 10255}
 )
 
 const (
@@ -97,6 +110,15 @@ func (c Config) WithDefaults() Config {
 	if len(c.HostPorts) == 0 {
 		c.HostPorts = DefaultHostPorts
 	}
+	if len(c.MetadataTargets) == 0 {
+		c.MetadataTargets = DefaultMetadataTargets
+	}
+	if len(c.NodeLocalDNS) == 0 {
+		c.NodeLocalDNS = DefaultNodeLocalDNS
+	}
+	if len(c.KubeletPorts) == 0 {
+		c.KubeletPorts = DefaultKubeletPorts
+	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -126,6 +148,13 @@ func (c Config) Validate() error {
 			return fmt.Errorf("invalid --egress-target %q: %v", t, err)
 		}
 	}
+	for flag, targets := range map[string][]string{"--metadata-target": c.MetadataTargets, "--node-local-dns": c.NodeLocalDNS} {
+		for _, t := range targets {
+			if _, _, err := splitHostPort(t); err != nil {
+				return fmt.Errorf("invalid %s %q: %v", flag, t, err)
+			}
+		}
+	}
 	if c.ProxyTarget != "" {
 		if _, _, err := splitHostPort(c.ProxyTarget); err != nil {
 			return fmt.Errorf("invalid --proxy-target %q: %v", c.ProxyTarget, err)
@@ -139,9 +168,11 @@ func (c Config) Validate() error {
 	if c.LiveRunProbe != LiveRunExec && c.LiveRunProbe != LiveRunContainer {
 		return fmt.Errorf("invalid --live-run-probe %q (want %s or %s)", c.LiveRunProbe, LiveRunExec, LiveRunContainer)
 	}
-	for _, p := range c.HostPorts {
-		if p < 1 || p > 65535 {
-			return fmt.Errorf("invalid --host-port %d", p)
+	for flag, ports := range map[string][]int{"--host-port": c.HostPorts, "--kubelet-port": c.KubeletPorts} {
+		for _, p := range ports {
+			if p < 1 || p > 65535 {
+				return fmt.Errorf("invalid %s %d", flag, p)
+			}
 		}
 	}
 	for _, n := range c.ExternalNames {

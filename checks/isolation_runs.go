@@ -24,6 +24,8 @@ var isolationRuns = &Check{
 	Remedy:    "Bind the run's servers to 127.0.0.1 (OpenCode: `opencode serve --hostname 127.0.0.1`); a server another agent can reach lets it drive this one.",
 	Control:   ProxyReachable,
 	PerTarget: true,
+	Backends:  []string{BackendDocker, BackendKubernetes},
+	Plan:      planRunPods,
 	Inside: &Inside{
 		AsRoot: func(Container) []probes.Task {
 			return []probes.Task{task("listeners", probes.Task{Kind: probes.KindListeners})}
@@ -95,6 +97,40 @@ var isolationRuns = &Check{
 		}
 		return ps
 	},
+}
+
+// planRunPods is isolation.runs on a cluster, where no exec reads a run
+// pod's listeners yet: from the probe pod, which stands as a run does, the
+// daemon's port and the servers listenerRules names, on every run pod.
+// ssebench's run policy admits no ingress at all, so on a cluster anything
+// reached fails, the daemon included.
+func planRunPods(in PlanInput) []Planned {
+	c := in.Dep.Cluster
+	if c == nil || in.Vantage.Run != nil {
+		return nil // on Docker, from inside the runs (Inside, Reach)
+	}
+	ports := []int{DaemonPort}
+	for _, r := range listenerRules {
+		if r.port != 0 {
+			ports = append(ports, r.port)
+		}
+	}
+	var ps []Planned
+	for _, pod := range c.RunPods {
+		if len(pod.IPs) == 0 {
+			continue // not placed yet: nothing to reach
+		}
+		blocked := byRule(RuleBlocked)
+		ps = append(ps, Planned{Target: "run pod " + pod.Name, Expected: "not reachable: its policy admits no ingress",
+			Tasks: tcpTasks(pod.IPs, ports), Judge: func(rs Results) Judgement {
+				j := blocked(rs)
+				if j.Status == report.Fail {
+					j.Message = "reached another run's pod: its policy should admit no ingress (an allow-all policy in the namespace, or a plugin that ignores policies)"
+				}
+				return j
+			}})
+	}
+	return ps
 }
 
 // listenerRule says what it means that another run reaches a listener.

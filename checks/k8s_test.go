@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ssebench-audit/ssebench-audit/probes"
@@ -203,5 +204,76 @@ func TestClusterDNSRule(t *testing.T) {
 		}
 	}
 	assert.Contains(t, ids, DNSExternal)
-	assert.NotContains(t, ids, EgressHost, "not made on a cluster yet")
+	assert.Contains(t, ids, EgressHost)
+	assert.NotContains(t, ids, EgressProxyForward, "not made on a cluster yet")
+}
+
+// egress.host from a probe pod: the nodes' addresses on the host and
+// kubelet ports and a node-local DNS cache may answer (a warning: the
+// policy model lets a pod reach its node), cloud metadata must not; the API
+// server warns, and fails once run pods hold a token to use on it.
+func TestClusterHostsPlan(t *testing.T) {
+	c := ssebenchCluster()
+	c.Nodes = []Node{{Name: "n1", Addresses: []string{"10.0.0.5", "198.51.100.5"}}, {Name: "n2", Addresses: []string{"10.0.0.6"}}}
+	c.APIServer = "10.96.0.1:443"
+	cfg := Config{HostPorts: []int{22}, KubeletPorts: []int{10250}, MetadataTargets: []string{"169.254.169.254:80"},
+		NodeLocalDNS: []string{"169.254.20.10:53"}}.WithDefaults()
+	plans := func(c *Cluster) map[string]Planned {
+		out := map[string]Planned{}
+		for _, p := range plan(PlanInput{Config: cfg, Dep: &Deployment{Backend: BackendKubernetes, Cluster: c}}, Vantage{Name: VantageFresh}) {
+			if p.Check == EgressHost {
+				out[strings.Fields(p.Target)[0]] = p
+			}
+		}
+		return out
+	}
+	reached := func(p Planned) report.Status {
+		var rs Results
+		for _, tk := range p.Tasks {
+			rs = append(rs, TaskResult{Task: tk, Result: probes.Result{Kind: probes.KindTCP, Outcome: probes.Connected}})
+		}
+		return p.Judge(rs).Status
+	}
+	ps := plans(c)
+	require.Len(t, ps, 4, "nodes, API server, metadata, node-local DNS: %v", ps)
+	var addrs []string
+	for _, tk := range ps["nodes"].Tasks {
+		addrs = append(addrs, tk.Address)
+	}
+	assert.ElementsMatch(t, []string{"10.0.0.5:22", "10.0.0.5:10250", "198.51.100.5:22", "198.51.100.5:10250", "10.0.0.6:22", "10.0.0.6:10250"}, addrs)
+	assert.Equal(t, report.Warn, reached(ps["nodes"]))
+	assert.Equal(t, report.Warn, reached(ps["API"]))
+	assert.Equal(t, report.Fail, reached(ps["cloud"]))
+	assert.Equal(t, report.Warn, reached(ps["node-local"]))
+	assert.Equal(t, report.Pass, ps["cloud"].Judge(Results{{Task: ps["cloud"].Tasks[0],
+		Result: probes.Result{Kind: probes.KindTCP, Outcome: probes.Timeout}}}).Status)
+
+	c.RunPods[0].TokenMounted = true
+	assert.Equal(t, report.Fail, reached(plans(c)["API"]), "a token to use on a reachable API server")
+}
+
+// isolation.runs on a cluster: every placed run pod is tried on the
+// daemon's port and the servers the listener rules name, from the probe
+// pod; a run pod's policy admits no ingress, so anything reached fails.
+func TestRunPodsPlan(t *testing.T) {
+	c := ssebenchCluster()
+	c.RunPods[0].IPs = []string{"10.244.0.7"}
+	in := PlanInput{Config: Config{}.WithDefaults(), Dep: &Deployment{Backend: BackendKubernetes, Cluster: c}}
+	ps := byCheck(plan(in, Vantage{Name: VantageFresh}), IsolationRuns)
+	require.Len(t, ps, 1, "run-b has no address yet")
+	assert.Equal(t, "run pod run-a", ps[0].Target)
+	var addrs []string
+	for _, tk := range ps[0].Tasks {
+		addrs = append(addrs, tk.Address)
+	}
+	assert.Equal(t, []string{"10.244.0.7:4263", "10.244.0.7:4096", "10.244.0.7:4098", "10.244.0.7:3000"}, addrs)
+	rs := Results{{Task: ps[0].Tasks[0], Result: probes.Result{Kind: probes.KindTCP, Outcome: probes.Connected}}}
+	j := ps[0].Judge(rs)
+	assert.Equal(t, report.Fail, j.Status)
+	assert.Contains(t, j.Message, "admit no ingress")
+	rs[0].Result.Outcome = probes.Timeout
+	assert.Equal(t, report.Pass, ps[0].Judge(rs).Status)
+
+	assert.Empty(t, byCheck(plan(PlanInput{Config: in.Config, Dep: &Deployment{Backend: BackendDocker}}, Vantage{Name: VantageFresh}), IsolationRuns),
+		"on Docker, from inside the runs")
 }

@@ -23,6 +23,11 @@ const (
 	// channel, not a failure.
 	RuleClusterDNS Rule = "cluster-dns"
 	RuleNoAnswer   Rule = "no-answer" // an outside resolver must not answer at all
+	// On a cluster, a service of a node (the kubelet, the API server behind
+	// its Service, a node-local DNS cache): NetworkPolicy does not fence a
+	// pod from its own node in every plugin (kube-network-policies hooks
+	// only forwarded traffic), so an answer is a warning, not a failure.
+	RuleOwnNode Rule = "own-node"
 )
 
 const (
@@ -53,6 +58,8 @@ var outcomeStatus = map[Rule]map[probes.Outcome]report.Status{
 		probes.NXDomain: warn, probes.NoData: warn, probes.OtherRcode: warn,
 		probes.ServFail: pass, probes.DNSRefused: pass, probes.Timeout: pass,
 		probes.Refused: pass, probes.Unreachable: pass},
+	RuleOwnNode: {probes.Connected: warn, probes.Response: warn, probes.Closed: warn,
+		probes.Refused: pass, probes.Unreachable: pass, probes.Timeout: pass},
 	// Any DNS response at all means the query crossed to the resolver.
 	RuleNoAnswer: {probes.Address: fail, probes.NoData: fail, probes.NXDomain: fail,
 		probes.ServFail: fail, probes.DNSRefused: fail, probes.OtherRcode: fail,
@@ -64,6 +71,7 @@ var ruleMessages = map[Rule]map[report.Status]string{
 	RuleBlocked:    {fail: "reached: an agent has a way out here"},
 	RuleNoAddress:  {fail: "an outside name resolved: DNS leaks from the agents network", warn: "no address, but the query reached a resolver that knows outside names (a DNS exfiltration channel)"},
 	RuleNoAnswer:   {fail: "an outside resolver answered: DNS traffic leaves the agents network"},
+	RuleOwnNode:    {warn: "reached a node's service: the run's policy does not fence it from the node (not every network plugin can), so every agent reaches this service"},
 	RuleClusterDNS: {warn: "the cluster's DNS answers outside names, as ssebench's policies allow: a run can send data out in its queries (a DNS exfiltration channel)"},
 }
 

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -231,11 +234,17 @@ func TestKubernetesProbePod(t *testing.T) {
 	t.Parallel()
 	requireNode(t)
 	probeRef, stubRef := importProbeImage(t), importStubImage(t)
-	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef})
+	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef, DaemonImage: stubRef})
 	waitPodsRunning(t, d.Proxy, "app.kubernetes.io/name=litellm", 1)
+	waitPodsRunning(t, d.Runs, "app.kubernetes.io/name=ssebench-run", 2) // their daemons are isolation.runs' targets
 	// As a user with the rights docs/kubernetes-rbac.yaml grants, no more.
+	// egress.host: the node (this machine) on a port free a moment ago and
+	// on the kubelet's, which the test cluster opened; the world stands in
+	// for cloud metadata and a node-local DNS cache.
 	args := append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
-		"--egress-target", world.HTTP, "--dns-server", world.Address, "--timeout", "2s", "--kubeconfig", auditRBAC(t, d))...)
+		"--egress-target", world.HTTP, "--dns-server", world.Address, "--timeout", "2s", "--kubeconfig", auditRBAC(t, d),
+		"--host-port", strconv.Itoa(closedPort(t)), "--kubelet-port", "10250", "--metadata-target", world.HTTP,
+		"--node-local-dns", net.JoinHostPort(world.Address, "53"))...)
 
 	r := withReport(t, runTool(t, nil, args...))
 	require.NotNil(t, r.report, r.stderr)
@@ -249,6 +258,30 @@ func TestKubernetesProbePod(t *testing.T) {
 		}
 	}
 	assert.NotContains(t, r.report.Notes, "was not checked")
+	// The probe pod reaches its node's kubelet and the API server (their
+	// Service leads to this machine): the policy model allows a pod its
+	// node, so both warn; what stands in for metadata and a node-local
+	// DNS cache is fenced off.
+	hosts := map[string]report.Check{}
+	for _, c := range checksOf(r.report, d.Runs, checks.EgressHost) {
+		hosts[strings.Fields(c.Target)[0]] = c
+	}
+	require.Len(t, hosts, 4, "nodes, API server, metadata, node-local DNS: %v", hosts)
+	assert.Equal(t, report.Warn, hosts["nodes"].Status, hosts["nodes"].Observed)
+	assert.Contains(t, hosts["nodes"].Observed, ":10250: connected")
+	assert.Equal(t, report.Warn, hosts["API"].Status, hosts["API"].Observed)
+	assert.Equal(t, report.Pass, hosts["cloud"].Status, hosts["cloud"].Observed)
+	assert.Equal(t, report.Pass, hosts["node-local"].Status, hosts["node-local"].Observed)
+	// Each run pod's policy admits no ingress: its daemon is not reached.
+	requireRunPodsIsolated := func(r result, want report.Status) {
+		t.Helper()
+		rows := checksOf(r.report, d.Runs, checks.IsolationRuns)
+		require.Len(t, rows, 2, "one row per run pod: %v", rows)
+		for _, c := range rows {
+			assert.Equal(t, want, c.Status, "%s: %s", c.Target, c.Observed)
+		}
+	}
+	requireRunPodsIsolated(r, report.Pass)
 	assertNoProbeObjects(t, d.Runs)
 
 	_, err := kubeAPI.NetworkingV1().NetworkPolicies(d.Runs).Create(context.Background(), &netv1.NetworkPolicy{
@@ -264,6 +297,27 @@ func TestKubernetesProbePod(t *testing.T) {
 		reached = reached || c.Status == report.Fail
 	}
 	assert.True(t, reached, "the probe pod reached the world: %v", failing(r.report))
+	metadata := false
+	for _, c := range checksOf(r.report, d.Runs, checks.EgressHost) {
+		metadata = metadata || (strings.HasPrefix(c.Target, "cloud metadata") && c.Status == report.Fail)
+	}
+	assert.True(t, metadata, "the metadata stand-in was reached: %v", failing(r.report))
+	// Policies add up: the probe may now send anywhere, but the run pods'
+	// own policies still admit nothing in.
+	requireRunPodsIsolated(r, report.Pass)
+
+	// An allow-all ingress policy too: the other runs' daemons answer.
+	_, err = kubeAPI.NetworkingV1().NetworkPolicies(d.Runs).Create(context.Background(), &netv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "allow-all-ingress"},
+		Spec:       netv1.NetworkPolicySpec{PolicyTypes: []netv1.PolicyType{netv1.PolicyTypeIngress}, Ingress: []netv1.NetworkPolicyIngressRule{{}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	r = withReport(t, runTool(t, nil, args...))
+	require.NotNil(t, r.report, r.stderr)
+	requireRunPodsIsolated(r, report.Fail)
+	for _, c := range checksOf(r.report, d.Runs, checks.IsolationRuns) {
+		assert.Contains(t, c.Observed, ":4263: connected", c.Target)
+	}
 	assertNoProbeObjects(t, d.Runs)
 }
 

@@ -14,6 +14,11 @@ func toPod(p corev1.Pod, token bool) checks.Pod {
 		Phase: string(p.Status.Phase), ServiceAccount: saName(p), TokenMounted: token,
 		ServiceLinks: p.Spec.EnableServiceLinks == nil || *p.Spec.EnableServiceLinks,
 		HostNetwork:  p.Spec.HostNetwork, HostPID: p.Spec.HostPID, HostIPC: p.Spec.HostIPC}
+	if !p.Spec.HostNetwork { // a host-network pod's address is its node's
+		for _, ip := range p.Status.PodIPs {
+			out.IPs = append(out.IPs, ip.IP)
+		}
+	}
 	if sc := p.Spec.SecurityContext; sc != nil && sc.SeccompProfile != nil {
 		out.Seccomp = string(sc.SeccompProfile.Type)
 	}

@@ -72,6 +72,8 @@ func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deplo
 		}
 	}
 	c.Access, c.AccessErr = b.access(ctx, c.RunPods)
+	c.Nodes, c.NodesErr = b.nodes(ctx)
+	c.APIServer = b.apiServer(ctx)
 	d := &checks.Deployment{Backend: b.Name(), Project: namespace, Cluster: c}
 	if d.ProxyAddress, d.ProxyName, err = b.proxyService(ctx, proxyNS, proxies); err != nil {
 		return nil, err
