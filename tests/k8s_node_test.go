@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	netv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	fk8s "github.com/ssebench-audit/ssebench-audit/fixtures/k8s"
@@ -391,4 +392,86 @@ func probeObjects(t *testing.T, ns string) int {
 	cms, err := kubeAPI.CoreV1().ConfigMaps(ns).List(ctx, sel)
 	require.NoError(t, err)
 	return len(pods.Items) + len(pols.Items) + len(cms.Items)
+}
+
+// The enforcer stopped: every policy is in place, so the checks from the
+// API pass, but nothing enforces them, and only the probe pod can tell: it
+// reaches the world, and egress.internet fails on what it saw. Not
+// parallel: the other tests on the cluster need enforcement, which is back,
+// and seen to hold, before they run.
+func TestKubernetesEnforcerStopped(t *testing.T) {
+	requireNode(t)
+	probeRef, stubRef := importProbeImage(t), importStubImage(t)
+	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef})
+	waitPodsRunning(t, d.Proxy, "app.kubernetes.io/name=litellm", 1)
+	stopEnforcer(t)
+
+	args := append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
+		"--egress-target", world.HTTP, "--dns-server", world.Address, "--timeout", "2s",
+		"--only", checks.K8sPolicySelected, "--only", checks.K8sPolicyEffective, "--only", checks.ProxyReachable, "--only", checks.EgressInternet)...)
+	r := withReport(t, runTool(t, nil, args...))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 1, r.code, "%v", failing(r.report))
+	for _, id := range []string{checks.K8sPolicySelected, checks.K8sPolicyEffective, checks.ProxyReachable} {
+		for _, c := range checksOf(r.report, d.Runs, id) {
+			assert.Equal(t, report.Pass, c.Status, "%s %s: the objects are all there: %s", id, c.Target, c.Observed)
+		}
+	}
+	rows := checksOf(r.report, d.Runs, checks.EgressInternet)
+	require.NotEmpty(t, rows)
+	for _, c := range rows {
+		assert.Equal(t, report.Fail, c.Status, "%s: nothing enforces the policy: %s", c.Target, c.Observed)
+	}
+}
+
+// stopEnforcer takes the NetworkPolicy enforcer off the node (its
+// DaemonSet selects no node) until the test ends, then puts it back and
+// waits until a fenced pod is fenced again.
+func stopEnforcer(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	ds := kubeAPI.AppsV1().DaemonSets("kube-system")
+	patch := func(selector string) {
+		_, err := ds.Patch(ctx, "kube-network-policies", types.StrategicMergePatchType,
+			[]byte(`{"spec":{"template":{"spec":{"nodeSelector":`+selector+`}}}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+	enforcers := func() int {
+		pods, err := kubeAPI.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "app=kube-network-policies"})
+		require.NoError(t, err)
+		return len(pods.Items)
+	}
+	patch(`{"sba.test/enforcer":"stopped"}`)
+	t.Cleanup(func() {
+		patch(`null`)
+		waitPodsRunning(t, "kube-system", "app=kube-network-policies", 1)
+		probeRef := importProbeImage(t)
+		d := upK8s(t)
+		_, err := kubeAPI.NetworkingV1().NetworkPolicies(d.Runs).Create(ctx, d.RunPolicy("fenced", false), metav1.CreateOptions{})
+		require.NoError(t, err)
+		plan := probes.Plan{TimeoutMS: 2000, Tasks: []probes.Task{{ID: "world", Kind: probes.KindTCP, Address: world.HTTP}}}
+		for i := 0; ; i++ {
+			if probePod(t, d.Runs, probeRef, "fenced", plan)["world"].Outcome != probes.Connected {
+				return
+			}
+			require.Less(t, i, 10, "the enforcer is back, but a fenced pod still reaches the world")
+			time.Sleep(2 * time.Second)
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for enforcers() > 0 {
+		require.True(t, time.Now().Before(deadline), "the enforcer's pod is still there")
+		time.Sleep(300 * time.Millisecond)
+	}
+	// Its rules stay behind it and, with no one to answer their queue,
+	// drop what fenced pods send: a plugin that ignores policies has no
+	// rules at all, so they go too (the enforcer makes them again).
+	out, err := exec.Command("nft", "list", "tables").Output()
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && strings.Contains(f[2], "network-policies") {
+			out, err := exec.Command("nft", "delete", "table", f[1], f[2]).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+		}
+	}
 }
