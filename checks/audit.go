@@ -122,6 +122,26 @@ func probedOn(backend string) []string {
 	return out
 }
 
+// notProbedOn lists the probed checks not made on a backend.
+func notProbedOn(backend string) []string {
+	var out []string
+	for _, c := range registry {
+		if (c.Plan != nil || c.Inside != nil) && !c.On(backend) {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// joinsRuns says whether the backend can stand a probe of its own in a
+// live run's network namespace.
+func (a *auditor) joinsRuns() bool {
+	if j, ok := a.backend.(RunJoiner); ok {
+		return j.CanJoinRuns()
+	}
+	return true
+}
+
 // backendProbes says whether the backend can place probes at all.
 func (a *auditor) backendProbes() bool {
 	if pc, ok := a.backend.(ProbeCapable); ok {
@@ -165,8 +185,8 @@ func (a *auditor) project(ctx context.Context, project string) ([]report.Check, 
 		return out, nil
 	}
 	if dep.Cluster != nil {
-		a.note("namespace %s: from a probe pod, this version makes %s; not yet on Kubernetes: the exec into live runs and the other probed checks", project,
-			strings.Join(probedOn(BackendKubernetes), ", "))
+		a.note("namespace %s: from a probe pod and by exec into the run pods, this version makes %s; not yet on Kubernetes: %s", project,
+			strings.Join(probedOn(BackendKubernetes), ", "), strings.Join(notProbedOn(BackendKubernetes), ", "))
 		if dep.Cluster.NodesErr != "" {
 			a.note("namespace %s: egress.host probed no node address (%s)", project, dep.Cluster.NodesErr)
 		}

@@ -45,6 +45,13 @@ type ProbeCapable interface {
 	CanProbe() bool
 }
 
+// RunJoiner is a backend that can say it cannot stand a probe of its own
+// in a live run's network namespace (a cluster: only the exec into the run
+// carries the run's network plan); a backend without the method can.
+type RunJoiner interface {
+	CanJoinRuns() bool
+}
+
 // Change is one event that touches a deployment.
 type Change struct {
 	What      string // "connect" or "disconnect"

@@ -31,9 +31,18 @@ func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run
 		a.noteVantage(v.Name, run.ID)
 	}
 	a.noteVantage(InContainerVantage(run), run.ID)
-	inside := a.cfg.insideChecks()
+	var inside []*Check
+	for _, c := range a.cfg.insideChecks() {
+		if c.On(in.Dep.Backend) {
+			inside = append(inside, c)
+		}
+	}
 	if len(inside) == 0 {
 		if len(ps) == 0 {
+			return liveRunResult{}
+		}
+		if !a.joinsRuns() {
+			a.note("run %s: its own network was not probed: on this backend only the exec of the in-container checks carries that plan, and none is made", run.RunName())
 			return liveRunResult{}
 		}
 		return liveRunResult{rows: a.vantage(ctx, project, *v, ps, nil, nil)}
@@ -85,9 +94,18 @@ func (a *auditor) liveRun(ctx context.Context, project string, in PlanInput, run
 		return result
 	}
 	var first *probes.Report
-	if network && res.Err == nil && res.Report.Root != nil {
+	switch {
+	case network && res.Err == nil && res.Report.Root != nil:
 		first = res.Report.Root
-	} else if network && res.Err == nil {
+	case !a.joinsRuns():
+		// Said once, by the in-container rows' errors or by this note.
+		why := res.Report.RootError
+		if res.Err != nil {
+			why = res.Err.Error()
+		}
+		a.note("run %s: its own network was not probed: root's plan could not run inside it (%s), and this backend cannot join a run otherwise", run.RunName(), why)
+		return result
+	case network && res.Err == nil:
 		a.note("run %s: root's plan could not run inside the run (%s): its network checks were made from a joined probe container",
 			run.RunName(), res.Report.RootError)
 	}

@@ -175,6 +175,14 @@ func (c Container) EnvValue(key string) (string, bool) {
 // Restricted says whether a run is on the agents network (a restricted
 // run); open runs are on default only and expected to reach out.
 func (d *Deployment) Restricted(c Container) bool {
+	if d.Cluster != nil { // a run pod whose own policy is not ssebench's open one
+		for _, p := range d.Cluster.RunPods {
+			if p.Name == c.Name {
+				return !isOpenRun(d.Cluster, p)
+			}
+		}
+		return false
+	}
 	if d.Agents == nil {
 		return false
 	}

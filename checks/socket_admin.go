@@ -17,6 +17,8 @@ var socketAdmin = &Check{
 	Title:  "The daemon's admin socket is root-only and out of the agent's reach",
 	From:   FromInContainer,
 	Remedy: "Upgrade the run images: the admin socket belongs at /run/ssebench/admin.sock, 0600, in a 0700 root directory.",
+	// On a cluster, in each run pod's task container, by exec.
+	Backends: []string{BackendDocker, BackendKubernetes},
 	// Each path is examined as root (its real owner and mode: the agent
 	// may not even see it, and in sidecar mode the socket sits on a volume
 	// the agent's container shares, so its directory is not the only

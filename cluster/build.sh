@@ -103,6 +103,15 @@ fetch_cni() {
 	done
 }
 
+# busybox, statically linked: the tar (and shell) of the tests' run pods,
+# which the in-container checks copy the probe in with, as `kubectl cp`
+# needs a tar in the container.
+fetch_busybox() {
+	log "unpacking busybox from Debian's busybox-static"
+	(cd "$WORK" && apt-get download busybox-static >/dev/null && dpkg-deb -x busybox-static_*.deb busybox)
+	cp "$WORK/busybox/bin/busybox" "$OUT.partial/busybox"
+}
+
 build_etcd() {
 	local src="$WORK/etcd"
 	module_copy "go.etcd.io/etcd/server/v3@$ETCD_VERSION" "$src"
@@ -111,7 +120,7 @@ build_etcd() {
 }
 
 missing() {
-	for c in etcd coredns kube-network-policies kube-network-policies-unpatched "${K8S_COMMANDS[@]}"; do [[ -x "$OUT/$c" ]] || echo "$c"; done
+	for c in etcd coredns kube-network-policies kube-network-policies-unpatched busybox "${K8S_COMMANDS[@]}"; do [[ -x "$OUT/$c" ]] || echo "$c"; done
 	for p in "${CNI_PLUGINS[@]}"; do [[ -x "$OUT/cni/$p" ]] || echo "cni/$p"; done
 }
 if [[ -n "$(missing)" ]]; then
@@ -134,6 +143,7 @@ if [[ -n "$(missing)" ]]; then
 	[[ -x "$OUT.partial/coredns" ]] || build_coredns
 	[[ -x "$OUT.partial/kube-network-policies" && -x "$OUT.partial/kube-network-policies-unpatched" ]] || build_knp
 	[[ -x "$OUT.partial/cni/bridge" && -x "$OUT.partial/cni/host-local" && -x "$OUT.partial/cni/loopback" ]] || fetch_cni
+	[[ -x "$OUT.partial/busybox" ]] || fetch_busybox
 	rm -rf "$OUT"
 	mv "$OUT.partial" "$OUT"
 	# One version set is kept: the binaries are large (about 700 MB).

@@ -1,10 +1,12 @@
 package tests
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +19,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -151,9 +155,72 @@ var (
 	probeImageErr, stubImageErr   error
 )
 
+// importRunImage puts the image of the test's run pods' task container
+// into the node's containerd, once: the stand-ins, with busybox as /bin/sh
+// and /bin/tar (ssebench's task images have both; the in-container checks
+// copy the probe in with tar, as `kubectl cp` does).
+func importRunImage(t *testing.T) string {
+	t.Helper()
+	const ref = "sba.local/ssebench-audit-run:test"
+	runImageOnce.Do(func() {
+		runImageErr = importImage(ref, "ssebench-audit", []string{"/ssebench-audit", "fixture-stub"}, withBusybox)
+	})
+	require.NoError(t, runImageErr)
+	return ref
+}
+
+var (
+	runImageOnce sync.Once
+	runImageErr  error
+)
+
+// withBusybox adds Debian's static busybox (cluster/build.sh unpacks it)
+// as /bin/busybox, /bin/sh and /bin/tar, and a PATH that finds them.
+func withBusybox(img v1.Image) (v1.Image, error) {
+	bb, err := os.ReadFile("../bin/cluster/busybox")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, h := range []*tar.Header{
+		{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bb))},
+		{Name: "bin/sh", Typeflag: tar.TypeSymlink, Linkname: "busybox"},
+		{Name: "bin/tar", Typeflag: tar.TypeSymlink, Linkname: "busybox"},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+		if h.Name == "bin/busybox" {
+			if _, err := tw.Write(bb); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		return nil, err
+	}
+	if img, err = mutate.AppendLayers(img, layer); err != nil {
+		return nil, err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.Config.Env = append(cfg.Config.Env, "PATH=/bin")
+	return mutate.ConfigFile(img, cfg)
+}
+
 // importImage writes a FROM-scratch image of one of the test's binaries
-// and imports it into the node's containerd: nothing is pulled.
-func importImage(ref, binName string, entrypoint []string) error {
+// (changed by edit, when given) and imports it into the node's
+// containerd: nothing is pulled.
+func importImage(ref, binName string, entrypoint []string, edit ...func(v1.Image) (v1.Image, error)) error {
 	bin, err := os.ReadFile(filepath.Join(filepath.Dir(binary), binName))
 	if err != nil {
 		return err
@@ -161,6 +228,11 @@ func importImage(ref, binName string, entrypoint []string) error {
 	img, err := images.FromBinary(bin, "ssebench-audit", entrypoint, nil)
 	if err != nil {
 		return err
+	}
+	for _, e := range edit {
+		if img, err = e(img); err != nil {
+			return err
+		}
 	}
 	file := filepath.Join(os.TempDir(), "sba-image-"+randHex(4)+".tar")
 	defer os.Remove(file)
@@ -235,7 +307,7 @@ func TestKubernetesProbePod(t *testing.T) {
 	t.Parallel()
 	requireNode(t)
 	probeRef, stubRef := importProbeImage(t), importStubImage(t)
-	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef, DaemonImage: stubRef})
+	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef, DaemonImage: importRunImage(t)})
 	waitPodsRunning(t, d.Proxy, "app.kubernetes.io/name=litellm", 1)
 	waitPodsRunning(t, d.Runs, "app.kubernetes.io/name=ssebench-run", 2) // their daemons are isolation.runs' targets
 	// As a user with the rights docs/kubernetes-rbac.yaml grants, no more.
@@ -252,11 +324,14 @@ func TestKubernetesProbePod(t *testing.T) {
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
 	for _, id := range []string{checks.ProxyReachable, checks.DNSProxy, checks.DNSExternal, checks.EgressInternet, checks.EgressDNSDirect} {
 		rows := checksOf(r.report, d.Runs, id)
-		require.NotEmpty(t, rows, id)
+		vantages := map[string]bool{}
 		for _, c := range rows {
-			assert.Equal(t, report.Pass, c.Status, "%s %s: %s", id, c.Target, c.Observed)
-			assert.Equal(t, checks.VantageFresh, c.Vantage)
+			assert.Equal(t, report.Pass, c.Status, "%s %s %s: %s", id, c.Vantage, c.Target, c.Observed)
+			vantages[c.Vantage] = true
 		}
+		// From the probe pod, and from inside the restricted run (the open
+		// one is expected to reach out).
+		assert.Equal(t, map[string]bool{checks.VantageFresh: true, "run:r1": true}, vantages, id)
 	}
 	assert.NotContains(t, r.report.Notes, "was not checked")
 	// The probe pod reaches its node's kubelet and the API server (their
@@ -276,7 +351,12 @@ func TestKubernetesProbePod(t *testing.T) {
 	// Each run pod's policy admits no ingress: its daemon is not reached.
 	requireRunPodsIsolated := func(r result, want report.Status) {
 		t.Helper()
-		rows := checksOf(r.report, d.Runs, checks.IsolationRuns)
+		var rows []report.Check
+		for _, c := range checksOf(r.report, d.Runs, checks.IsolationRuns) {
+			if strings.HasPrefix(c.Target, "run pod ") { // (the others: what each run listens on, read inside it)
+				rows = append(rows, c)
+			}
+		}
 		require.Len(t, rows, 2, "one row per run pod: %v", rows)
 		for _, c := range rows {
 			assert.Equal(t, want, c.Status, "%s: %s", c.Target, c.Observed)
@@ -317,7 +397,9 @@ func TestKubernetesProbePod(t *testing.T) {
 	require.NotNil(t, r.report, r.stderr)
 	requireRunPodsIsolated(r, report.Fail)
 	for _, c := range checksOf(r.report, d.Runs, checks.IsolationRuns) {
-		assert.Contains(t, c.Observed, ":4263: connected", c.Target)
+		if strings.HasPrefix(c.Target, "run pod ") {
+			assert.Contains(t, c.Observed, ":4263: connected", c.Target)
+		}
 	}
 	assertNoProbeObjects(t, d.Runs)
 }
@@ -474,4 +556,73 @@ func stopEnforcer(t *testing.T) {
 			require.NoError(t, err, "%s", out)
 		}
 	}
+}
+
+// From inside run pods, by exec, as on Docker: the probe goes into each
+// run pod's task container over the exec's stdin (tar), runs as root and as
+// the agent's uid, and removes itself. On the correct deployment the admin
+// socket is root-only, what the run listens on is read, and a restricted
+// run's own network is fenced (egress.internet from run:r1); a run whose
+// daemon made its admin socket world-writable fails socket.admin. Nothing
+// the audit copied is left in any pod, and the user bound by the RBAC
+// manifest may do all of it.
+func TestKubernetesInsideRunPods(t *testing.T) {
+	t.Parallel()
+	requireNode(t)
+	probeRef, stubRef, runRef := importProbeImage(t), importStubImage(t), importRunImage(t)
+	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef, DaemonImage: runRef})
+	require.NoError(t, d.AddRun(context.Background(), "w1", false, func(p *corev1.Pod) {
+		p.Spec.Containers[0].Args = []string{"daemon", "--listen", ":4263", "--admin-socket", fk8s.AdminSocket, "--admin-socket-mode", "0666"}
+	}))
+	waitPodsRunning(t, d.Proxy, "app.kubernetes.io/name=litellm", 1)
+	waitPodsRunning(t, d.Runs, "app.kubernetes.io/name=ssebench-run", 3)
+	args := append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
+		"--egress-target", world.HTTP, "--dns-server", world.Address, "--timeout", "2s", "--kubeconfig", auditRBAC(t, d),
+		"--host-port", strconv.Itoa(closedPort(t)), "--kubelet-port", "10250", "--metadata-target", world.HTTP,
+		"--node-local-dns", net.JoinHostPort(world.Address, "53"))...)
+	r := withReport(t, runTool(t, nil, args...))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 1, r.code, "the world-writable socket fails: %v", failing(r.report))
+
+	sockets := map[string]report.Check{}
+	for _, c := range checksOf(r.report, d.Runs, checks.SocketAdmin) {
+		if c.Target == fk8s.AdminSocket { // (the old sidecar path is examined too: nothing there)
+			sockets[c.Vantage] = c
+		}
+	}
+	require.Len(t, sockets, 3, "one row per run pod: %v", sockets)
+	for _, run := range []string{"r1", "o1"} {
+		c := sockets["in-container:"+run]
+		assert.Equal(t, report.Pass, c.Status, "%s: %s %s", run, c.Observed, c.Message)
+	}
+	assert.Equal(t, report.Fail, sockets["in-container:w1"].Status, "%+v", sockets["in-container:w1"])
+	assert.Contains(t, sockets["in-container:w1"].Observed, "0666")
+
+	listened := 0
+	for _, c := range checksOf(r.report, d.Runs, checks.IsolationRuns) {
+		if strings.HasPrefix(c.Vantage, "in-container:") {
+			listened++
+			assert.Contains(t, c.Observed, ":4263/tcp", "the daemon, read from inside %s", c.Vantage)
+		}
+	}
+	assert.Equal(t, 3, listened, "what each run pod listens on")
+
+	egress := map[string]report.Status{}
+	for _, c := range checksOf(r.report, d.Runs, checks.EgressInternet) {
+		egress[c.Vantage] = c.Status
+	}
+	assert.Equal(t, report.Pass, egress["run:r1"], "the restricted run's own network is fenced: %v", egress)
+	assert.NotContains(t, egress, "run:o1", "an open run is not probed for egress")
+	for _, c := range checksOf(r.report, d.Runs, checks.AuditProbe) {
+		assert.NotEqual(t, report.Error, c.Status, "%s: %s %s", c.Target, c.Observed, c.Message)
+	}
+	pods, err := kubeAPI.CoreV1().Pods(d.Runs).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=ssebench-run"})
+	require.NoError(t, err)
+	for _, pod := range pods.Items {
+		out, err := exec.Command("../bin/cluster/kubectl", "--kubeconfig", kubeconfig, "-n", d.Runs, "exec", pod.Name, "-c", "task", "--",
+			"busybox", "ls", "-a", "/").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.NotContains(t, string(out), probes.CopiedPrefix, "%s: the audit left files", pod.Name)
+	}
+	assertNoProbeObjects(t, d.Runs)
 }

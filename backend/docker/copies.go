@@ -8,6 +8,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 
+	"github.com/ssebench-audit/ssebench-audit/backend/inrun"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 )
@@ -91,7 +92,7 @@ func copiesIn(ctx context.Context, api differ, id, auditID string) ([]string, er
 // as root, to stop the left probes and remove their files and itself.
 func (s *session) removeCopies(ctx context.Context, run checks.Container, bin []byte, paths []string) error {
 	self := s.copiedPath("probe")
-	if err := s.api.CopyToContainer(ctx, run.ID, "/", filesTar(map[string]tarFile{self[1:]: {0o755, bin}}),
+	if err := s.api.CopyToContainer(ctx, run.ID, "/", inrun.Tar(map[string]inrun.File{self[1:]: {Mode: 0o755, Data: bin}}),
 		container.CopyToContainerOptions{}); err != nil {
 		return fmt.Errorf("copying the remover in: %w", err)
 	}

@@ -14,17 +14,14 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/ssebench-audit/ssebench-audit/backend/inrun"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 )
 
 // execRemove runs, as root, the copied probe at self to stop the probes
 // still running any of paths and to remove paths (self among them).
 func (s *session) execRemove(ctx context.Context, id, self string, paths []string) error {
-	cmd := []string{self, "probe"}
-	for _, p := range paths {
-		cmd = append(cmd, "--remove", p)
-	}
-	_, stderr, err := s.exec(ctx, id, "0:0", cmd)
+	_, stderr, err := s.exec(ctx, id, "0:0", inrun.RemoveCmd(self, paths))
 	if err == nil && len(stderr) > 0 {
 		err = errors.New(firstLine(stderr))
 	}

@@ -3,12 +3,12 @@ package docker
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 
+	"github.com/ssebench-audit/ssebench-audit/backend/inrun"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 )
@@ -24,34 +24,9 @@ func (s *session) InRun(ctx context.Context, run checks.Container, work checks.I
 	if err != nil {
 		return checks.InRunResult{Err: err}
 	}
-	binPath := s.copiedPath("probe")
-	planPath := s.copiedPath("plan") + ".json"
-	rootPath := s.copiedPath("root") + ".json"
-	files := map[string]tarFile{binPath[1:]: {0o755, bin}}
-	copied := []string{binPath, planPath}
-	cmd := []string{binPath, "probe", "--plan", planPath}
-	for path, plan := range map[string]*probes.Plan{planPath: &work.AsUsers, rootPath: work.AsRoot} {
-		if plan == nil {
-			continue
-		}
-		data, err := json.Marshal(plan)
-		if err != nil {
-			return checks.InRunResult{Err: err}
-		}
-		files[path[1:]] = tarFile{0o444, data}
-	}
-	if work.AsRoot != nil {
-		copied = append(copied, rootPath)
-		cmd = append(cmd, "--root-plan", rootPath)
-	}
-	for _, p := range copied {
-		cmd = append(cmd, "--remove", p)
-	}
-	for _, u := range work.Users {
-		cmd = append(cmd, "--as", u)
-	}
-	if work.Then {
-		cmd = append(cmd, "--then-stdin")
+	inv, err := inrun.New(s.auditID, bin, work)
+	if err != nil {
+		return checks.InRunResult{Err: err}
 	}
 	if err := ctx.Err(); err != nil {
 		return checks.InRunResult{Err: fmt.Errorf("interrupted: %w", err)} // nothing copied, nothing to remove
@@ -60,16 +35,16 @@ func (s *session) InRun(ctx context.Context, run checks.Container, work checks.I
 	// does not cut a copy short: the engine would still complete it, maybe
 	// after the removal below, so the copy runs to its end and is removed.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-	err = s.api.CopyToContainer(cctx, run.ID, "/", filesTar(files), container.CopyToContainerOptions{})
+	err = s.api.CopyToContainer(cctx, run.ID, "/", inrun.Tar(inv.Files), container.CopyToContainerOptions{})
 	cancel()
 	if err != nil {
 		return checks.InRunResult{Err: fmt.Errorf("copying the probe into the run: %w", err)}
 	}
-	res = s.startInRun(ctx, run, binPath, copied, cmd, work.Then)
+	res = s.startInRun(ctx, run, inv.Self, inv.Copied, inv.Cmd, work.Then)
 	if res.Then != nil || (res.Err == nil && res.Report.Removed) {
 		return res
 	}
-	res.Left, res.RemoveErr = s.removeLeft(ctx, run.ID, binPath, copied)
+	res.Left, res.RemoveErr = s.removeLeft(ctx, run.ID, inv.Self, inv.Copied)
 	return res
 }
 
@@ -111,8 +86,6 @@ func (s *session) startInRun(ctx context.Context, run checks.Container, self str
 	return checks.InRunResult{Report: m, Then: f}
 }
 
-// copiedPath names a file this audit copies into a run, at its root (it
-// exists in every image, /tmp does not); copiedName (copies.go) matches it.
-func (s *session) copiedPath(kind string) string {
-	return "/" + probes.CopiedPrefix + kind + "-" + s.auditID
-}
+// copiedPath names a file this audit copies into a run (inrun.CopiedPath);
+// copiedName (copies.go) matches it.
+func (s *session) copiedPath(kind string) string { return inrun.CopiedPath(s.auditID, kind) }

@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/ssebench-audit/ssebench-audit/backend/inrun"
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 )
@@ -70,7 +71,7 @@ func (s *session) Probe(ctx context.Context, project string, v checks.Vantage, p
 	}
 	defer s.remove(ctx, created.ID)
 
-	if err := s.api.CopyToContainer(ctx, created.ID, "/", filesTar(map[string]tarFile{planPath[1:]: {0o444, planJSON}}), container.CopyToContainerOptions{}); err != nil {
+	if err := s.api.CopyToContainer(ctx, created.ID, "/", inrun.Tar(map[string]inrun.File{planPath[1:]: {Mode: 0o444, Data: planJSON}}), container.CopyToContainerOptions{}); err != nil {
 		return probes.Report{}, fmt.Errorf("copying the plan into the probe: %w", err)
 	}
 	if err := s.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {

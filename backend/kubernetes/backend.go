@@ -52,6 +52,9 @@ type Options struct {
 	// ProbeImage is the probe image in a registry the cluster pulls from
 	// (`probe-image push`); without it no probe pod is placed.
 	ProbeImage string
+	// Exec execs into run pods (the in-container checks); Config makes it
+	// from the kubeconfig.
+	Exec Executor
 }
 
 // Backend audits the ssebench runs of one cluster.
@@ -100,6 +103,7 @@ func Config(opts Options) (Options, k8s.Interface, error) {
 	if err != nil {
 		return opts, nil, err
 	}
+	opts.Exec = restExecutor(api, rest)
 	return opts, api, nil
 }
 

@@ -75,6 +75,11 @@ func (b *Backend) Discover(ctx context.Context, namespace string) (*checks.Deplo
 	c.Nodes, c.NodesErr = b.nodes(ctx)
 	c.APIServer = b.apiServer(ctx)
 	d := &checks.Deployment{Backend: b.Name(), Project: namespace, Cluster: c}
+	for _, p := range c.RunPods {
+		// A running pod is a live run: the in-container checks exec into it.
+		d.Runs = append(d.Runs, checks.Container{ID: p.Namespace + "/" + p.Name, Name: p.Name, RunID: p.RunID,
+			Running: p.Phase == string(corev1.PodRunning)})
+	}
 	if d.ProxyAddress, d.ProxyName, err = b.proxyService(ctx, proxyNS, proxies); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,10 +39,21 @@ type session struct {
 	auditID string
 	timeout time.Duration
 	n       atomic.Int32
+
+	binOnce sync.Once // the probe's executable, read once: what goes into run pods
+	bin     []byte
+	binErr  error
+
+	execOnce sync.Once // whether the audit may exec into run pods, asked once
+	execErr  error
 }
 
 // CanProbe: a cluster pulls its images, so probes need one from a registry.
 func (b *Backend) CanProbe() bool { return b.opts.ProbeImage != "" }
+
+// CanJoinRuns: a pod's network namespace is its own; a run pod's network
+// is probed only from the exec into it (InRun).
+func (b *Backend) CanJoinRuns() bool { return false }
 
 func (b *Backend) Start(auditID string, timeout time.Duration) checks.Session {
 	return &session{b: b, auditID: auditID, timeout: timeout}
@@ -199,11 +211,6 @@ func (s *session) remove(ctx context.Context, ns, name string) {
 	_ = s.b.api.CoreV1().Pods(ns).Delete(rctx, name, del)
 	_ = s.b.api.NetworkingV1().NetworkPolicies(ns).Delete(rctx, name, del)
 	_ = s.b.api.CoreV1().ConfigMaps(ns).Delete(rctx, name, del)
-}
-
-// InRun: the exec into live run pods is not made on Kubernetes yet.
-func (s *session) InRun(context.Context, checks.Container, checks.InRunWork) checks.InRunResult {
-	return checks.InRunResult{Err: errors.New("the exec into live runs is not made on Kubernetes yet")}
 }
 
 func (s *session) ProbeImage() (string, string) { return s.b.opts.ProbeImage, "" }
