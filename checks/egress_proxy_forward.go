@@ -13,6 +13,8 @@ var egressProxyForward = &Check{
 	From:    FromRuns,
 	Remedy:  "Run the LiteLLM proxy image itself; never put a forwarding HTTP proxy on the agents network.",
 	Control: ProxyReachable,
+	// On a cluster, to the proxy's Service.
+	Backends: []string{BackendDocker, BackendKubernetes},
 	Plan: func(in PlanInput) []Planned {
 		addr := proxyAddr(in.Dep)
 		if addr == "" {

@@ -190,7 +190,7 @@ func TestClusterDNSRule(t *testing.T) {
 	assert.Equal(t, report.Pass, judgeTask(RuleClusterDNS, probes.Result{Kind: probes.KindDNS, Outcome: probes.DNSRefused}))
 
 	in := PlanInput{Config: Config{ExternalNames: []string{"example.com"}}.WithDefaults(), Canary: "c.example.com",
-		Dep: &Deployment{Backend: BackendKubernetes, Cluster: ssebenchCluster(), ProxyName: "litellm.ssebench.svc.cluster.local"}}
+		Dep: &Deployment{Backend: BackendKubernetes, Cluster: ssebenchCluster(), ProxyName: "litellm.ssebench.svc.cluster.local", ProxyAddress: "10.96.0.20:4000"}}
 	ps := plan(in, Vantage{Name: VantageFresh})
 	var ids []string
 	for _, p := range ps {
@@ -205,7 +205,8 @@ func TestClusterDNSRule(t *testing.T) {
 	}
 	assert.Contains(t, ids, DNSExternal)
 	assert.Contains(t, ids, EgressHost)
-	assert.NotContains(t, ids, EgressProxyForward, "not made on a cluster yet")
+	assert.Contains(t, ids, EgressProxyForward)
+	assert.NotContains(t, ids, DaemonReferencePatch, "not made on a cluster yet")
 }
 
 // egress.host from a probe pod: the nodes' addresses on the host and

@@ -322,7 +322,8 @@ func TestKubernetesProbePod(t *testing.T) {
 	r := withReport(t, runTool(t, nil, args...))
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
-	for _, id := range []string{checks.ProxyReachable, checks.DNSProxy, checks.DNSExternal, checks.EgressInternet, checks.EgressDNSDirect} {
+	for _, id := range []string{checks.ProxyReachable, checks.DNSProxy, checks.DNSExternal, checks.EgressInternet, checks.EgressDNSDirect,
+		checks.EgressProxyForward} {
 		rows := checksOf(r.report, d.Runs, id)
 		vantages := map[string]bool{}
 		for _, c := range rows {
@@ -625,4 +626,24 @@ func TestKubernetesInsideRunPods(t *testing.T) {
 		assert.NotContains(t, string(out), probes.CopiedPrefix, "%s: the audit left files", pod.Name)
 	}
 	assertNoProbeObjects(t, d.Runs)
+}
+
+// A forwarding HTTP proxy where the LiteLLM proxy should be: the run
+// policies let runs reach it, and it takes them to the internet
+// (egress.proxy-forward fails from the probe pod).
+func TestKubernetesForwardingProxy(t *testing.T) {
+	t.Parallel()
+	requireNode(t)
+	probeRef, stubRef := importProbeImage(t), importStubImage(t)
+	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef, ForwardingProxy: true})
+	waitPodsRunning(t, d.Proxy, "app.kubernetes.io/name=litellm", 1)
+	r := withReport(t, runTool(t, nil, append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
+		"--egress-target", world.HTTP, "--timeout", "2s", "--only", checks.EgressProxyForward)...)...))
+	require.NotNil(t, r.report, r.stderr)
+	assert.Equal(t, 1, r.code, "%v", failing(r.report))
+	failed := false
+	for _, c := range checksOf(r.report, d.Runs, checks.EgressProxyForward) {
+		failed = failed || (c.Vantage == checks.VantageFresh && c.Status == report.Fail)
+	}
+	assert.True(t, failed, "the forwarding proxy was caught: %v", failing(r.report))
 }
