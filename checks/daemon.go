@@ -28,6 +28,7 @@ var (
 		From:      FromRuns,
 		Remedy:    "Upgrade the run images to a daemon that serves /reference/patch on the admin socket only; remove kept containers of older versions.",
 		Control:   ProxyReachable,
+		Backends:  daemonBackends,
 		Plan: daemonPlan(daemonRequest{Method: "GET", Target: "/reference/patch", Expected: "403 (admin socket only)",
 			withVersion: true, judge: judgeForbidden(DaemonReferencePatch)}),
 	}
@@ -38,6 +39,7 @@ var (
 		From:      FromRuns,
 		Remedy:    "Upgrade the run images to a daemon with the grading gate.",
 		Control:   ProxyReachable,
+		Backends:  daemonBackends,
 		Plan: daemonPlan(daemonRequest{Method: "POST", Target: "/tool/nonexistent?action=x", Body: `{"grading":true}`,
 			Expected: "403 (grading checks on the admin socket only)", judge: judgeForbidden(DaemonGradingGate)}),
 	}
@@ -48,10 +50,17 @@ var (
 		From:      FromRuns,
 		Remedy:    "Upgrade the run images; the public view must never include the reference patch or hidden tests.",
 		Control:   ProxyReachable,
+		Backends:  daemonBackends,
 		Plan: daemonPlan(daemonRequest{Method: "GET", Target: "/project", Expected: "no reference material",
 			inspectJSON: true, judge: judgePublicView}),
 	}
 )
+
+// On a cluster every run pod's daemon is asked from the probe pod and from
+// inside the restricted run pods that sample it: a run pod's policy admits
+// no ingress, so a daemon that answers at all is also an isolation.runs
+// failure, and what it answers is judged here as on Docker.
+var daemonBackends = []string{BackendDocker, BackendKubernetes}
 
 // daemonRequest is one request the audit sends to a run's daemon on 4263.
 // Only the requests of the three checks above and versionRequest are ever
@@ -97,16 +106,20 @@ func daemonPlan(q daemonRequest) func(PlanInput) []Planned {
 	return func(in PlanInput) []Planned {
 		var ps []Planned
 		for _, r := range daemonTargets(in.Dep, in.Vantage) {
-			ep := r.Networks[in.Dep.Agents.Name]
-			if ep.IPv4 == "" {
+			ip := in.Dep.RunAddress(r)
+			if ip == "" {
 				continue
 			}
-			addr := net.JoinHostPort(ep.IPv4, strconv.Itoa(DaemonPort))
+			addr := net.JoinHostPort(ip, strconv.Itoa(DaemonPort))
 			tasks := []probes.Task{q.task("request", addr, in.Config.Timeout)}
 			if q.withVersion {
 				tasks = append(tasks, versionRequest.task("version", addr, in.Config.Timeout))
 			}
-			ps = append(ps, Planned{Target: fmt.Sprintf("%s (task %s, container %s) %s", r.RunName(), r.TaskID, r.Name, addr),
+			target := fmt.Sprintf("%s (task %s, container %s) %s", r.RunName(), r.TaskID, r.Name, addr)
+			if r.TaskID == "" { // a run pod: no task label
+				target = fmt.Sprintf("%s (pod %s) %s", r.RunName(), r.Name, addr)
+			}
+			ps = append(ps, Planned{Target: target,
 				Expected: q.Expected, Tasks: tasks, Judge: q.judge, TargetRun: r.ID})
 		}
 		return ps

@@ -206,7 +206,7 @@ func TestClusterDNSRule(t *testing.T) {
 	assert.Contains(t, ids, DNSExternal)
 	assert.Contains(t, ids, EgressHost)
 	assert.Contains(t, ids, EgressProxyForward)
-	assert.NotContains(t, ids, DaemonReferencePatch, "not made on a cluster yet")
+	assert.NotContains(t, ids, IsolationProjects, "no Compose projects on a cluster")
 }
 
 // egress.host from a probe pod: the nodes' addresses on the host and
@@ -277,4 +277,13 @@ func TestRunPodsPlan(t *testing.T) {
 
 	assert.Empty(t, byCheck(plan(PlanInput{Config: in.Config, Dep: &Deployment{Backend: BackendDocker}}, Vantage{Name: VantageFresh}), IsolationRuns),
 		"on Docker, from inside the runs")
+
+	// The daemons, at their pods' addresses, from the probe pod.
+	in.Dep.Runs = []Container{{ID: "ssebench-runs/run-a", Name: "run-a", RunID: "a", Running: true},
+		{ID: "ssebench-runs/run-b", Name: "run-b", RunID: "b", Running: true}}
+	var daemons []string
+	for _, p := range byCheck(plan(in, Vantage{Name: VantageFresh}), DaemonReferencePatch) {
+		daemons = append(daemons, p.Tasks[0].Address)
+	}
+	assert.Equal(t, []string{"10.244.0.7:4263"}, daemons, "run-b has no address yet")
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"net"
 	"sort"
 	"strings"
 )
@@ -204,6 +205,27 @@ func (d *Deployment) Families() []string {
 // Probeable says whether probes can stand where the deployment's runs
 // stand: on its agents network, or (a cluster) in the runs' namespace.
 func (d *Deployment) Probeable() bool { return d.Agents != nil || d.Cluster != nil }
+
+// RunAddress is where other runs reach run r (IPv4): its address on the
+// agents network, or on a cluster its pod's; "" when it has none.
+func (d *Deployment) RunAddress(r Container) string {
+	if d.Cluster != nil {
+		for _, p := range d.Cluster.RunPods {
+			if p.Name == r.Name {
+				for _, ip := range p.IPs {
+					if net.ParseIP(ip).To4() != nil {
+						return ip
+					}
+				}
+			}
+		}
+		return ""
+	}
+	if d.Agents == nil {
+		return ""
+	}
+	return r.Networks[d.Agents.Name].IPv4
+}
 
 // ProxyIP is the proxy's address on the agents network, "" when unknown.
 func (d *Deployment) ProxyIP() string {

@@ -65,14 +65,16 @@ const PeerSample = 2
 
 // targets are the runs among those that want(r) that a vantage probes:
 // every one from the fresh run; from a live run, the next PeerSample in
-// ring order of the live restricted runs (so every run is a target),
+// ring order of the live restricted runs (on a cluster, of every live run
+// pod) (so every run is a target),
 // and every run attached to other networks than the vantage's own (what
 // two runs on the same networks reach of each other, a third reaches too;
 // runs attached differently are not alike).
 func (v Vantage) targets(d *Deployment, want func(Container) bool) []Container {
 	var ring []Container
 	for _, r := range d.Runs {
-		if r.Running && d.Restricted(r) {
+		// On a cluster every run pod is on the pod network, an open one too.
+		if r.Running && (d.Restricted(r) || d.Cluster != nil) {
 			ring = append(ring, r)
 		}
 	}

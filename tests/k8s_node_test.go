@@ -31,6 +31,7 @@ import (
 
 	"github.com/ssebench-audit/ssebench-audit/checks"
 	fk8s "github.com/ssebench-audit/ssebench-audit/fixtures/k8s"
+	"github.com/ssebench-audit/ssebench-audit/fixtures/stub"
 	"github.com/ssebench-audit/ssebench-audit/images"
 	"github.com/ssebench-audit/ssebench-audit/probes"
 	"github.com/ssebench-audit/ssebench-audit/report"
@@ -358,12 +359,27 @@ func TestKubernetesProbePod(t *testing.T) {
 				rows = append(rows, c)
 			}
 		}
-		require.Len(t, rows, 2, "one row per run pod: %v", rows)
+		require.GreaterOrEqual(t, len(rows), 2, "one row per run pod: %v", rows)
 		for _, c := range rows {
 			assert.Equal(t, want, c.Status, "%s: %s", c.Target, c.Observed)
 		}
 	}
 	requireRunPodsIsolated(r, report.Pass)
+	requireDaemons := func(r result, observed string) {
+		t.Helper()
+		var rows []report.Check
+		for _, c := range checksOf(r.report, d.Runs, checks.DaemonReferencePatch) {
+			if !strings.HasPrefix(c.Target, "p1 ") {
+				rows = append(rows, c)
+			}
+		}
+		require.Len(t, rows, 2, "one row per run pod's daemon: %v", rows)
+		for _, c := range rows {
+			assert.Equal(t, report.Pass, c.Status, "%s: %s", c.Target, c.Observed)
+			assert.Contains(t, c.Observed, observed, c.Target)
+		}
+	}
+	requireDaemons(r, "not reachable on 4263")
 	assertNoProbeObjects(t, d.Runs)
 
 	_, err := kubeAPI.NetworkingV1().NetworkPolicies(d.Runs).Create(context.Background(), &netv1.NetworkPolicy{
@@ -388,15 +404,26 @@ func TestKubernetesProbePod(t *testing.T) {
 	// own policies still admit nothing in.
 	requireRunPodsIsolated(r, report.Pass)
 
-	// An allow-all ingress policy too: the other runs' daemons answer.
+	// An allow-all ingress policy too: the other runs' daemons answer, and
+	// one of an old version (p1) hands out the reference patch.
 	_, err = kubeAPI.NetworkingV1().NetworkPolicies(d.Runs).Create(context.Background(), &netv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "allow-all-ingress"},
 		Spec:       netv1.NetworkPolicySpec{PolicyTypes: []netv1.PolicyType{netv1.PolicyTypeIngress}, Ingress: []netv1.NetworkPolicyIngressRule{{}}},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	require.NoError(t, d.AddRun(context.Background(), "p1", false, func(p *corev1.Pod) {
+		p.Spec.Containers[0].Args = []string{"daemon", "--listen", ":4263", "--serve-patch"}
+	}))
+	waitPodsRunning(t, d.Runs, "ssebench.run-id=p1", 1)
 	r = withReport(t, runTool(t, nil, args...))
 	require.NotNil(t, r.report, r.stderr)
-	requireRunPodsIsolated(r, report.Fail)
+	requireDaemons(r, "403") // reached, and refusing what belongs on the admin socket
+	leaked := false
+	for _, c := range checksOf(r.report, d.Runs, checks.DaemonReferencePatch) {
+		leaked = leaked || (strings.HasPrefix(c.Target, "p1 ") && c.Status == report.Fail)
+	}
+	assert.True(t, leaked, "the old daemon's patch was found: %v", failing(r.report))
+	assert.NotContains(t, r.stdout, stub.PatchMarker, "the patch itself is never printed")
 	for _, c := range checksOf(r.report, d.Runs, checks.IsolationRuns) {
 		if strings.HasPrefix(c.Target, "run pod ") {
 			assert.Contains(t, c.Observed, ":4263: connected", c.Target)
