@@ -68,7 +68,7 @@ cluster-build:
 	./cluster/build.sh
 
 ## cluster: start the test cluster (control plane on loopback, one node with its own containerd,
-## CoreDNS); kubeconfig: bin/cluster/kubeconfig, kubectl: bin/cluster/kubectl. The end-to-end
+## CoreDNS); kubeconfig: bin/cluster/kubeconfig, kubectl: bin/kubectl. The end-to-end
 ## tests take one left running, and otherwise start and stop their own.
 cluster: cluster-build
 	./cluster/up.sh

@@ -155,4 +155,7 @@ mkdir -p bin/cluster
 for b in "$OUT"/*; do
 	ln -sfn "$b" "bin/cluster/$(basename "$b")"
 done
+# The cluster's kubectl where the interface promises it (`make cluster`
+# writes the kubeconfig it needs: bin/kubectl --kubeconfig bin/cluster/kubeconfig).
+ln -sfn cluster/kubectl bin/kubectl
 log "binaries in $OUT"

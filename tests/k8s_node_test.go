@@ -323,6 +323,7 @@ func TestKubernetesProbePod(t *testing.T) {
 	r := withReport(t, runTool(t, nil, args...))
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 0, r.code, "%v", failing(r.report))
+	t.Logf("the correct deployment's audit, probe pod and execs into two run pods: %d ms", r.report.DurationMS)
 	for _, id := range []string{checks.ProxyReachable, checks.DNSProxy, checks.DNSExternal, checks.EgressInternet, checks.EgressDNSDirect,
 		checks.EgressProxyForward} {
 		rows := checksOf(r.report, d.Runs, id)
