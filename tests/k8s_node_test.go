@@ -311,14 +311,7 @@ func TestKubernetesProbePod(t *testing.T) {
 	d := upK8s(t, fk8s.Options{Image: fk8s.PauseImage, ProxyImage: stubRef, DaemonImage: importRunImage(t)})
 	waitPodsRunning(t, d.Proxy, "app.kubernetes.io/name=litellm", 1)
 	waitPodsRunning(t, d.Runs, "app.kubernetes.io/name=ssebench-run", 2) // their daemons are isolation.runs' targets
-	// As a user with the rights docs/kubernetes-rbac.yaml grants, no more.
-	// egress.host: the node (this machine) on a port free a moment ago and
-	// on the kubelet's, which the test cluster opened; the world stands in
-	// for cloud metadata and a node-local DNS cache.
-	args := append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
-		"--egress-target", world.HTTP, "--dns-server", world.Address, "--timeout", "2s", "--kubeconfig", auditRBAC(t, d),
-		"--host-port", strconv.Itoa(closedPort(t)), "--kubelet-port", "10250", "--metadata-target", world.HTTP,
-		"--node-local-dns", net.JoinHostPort(world.Address, "53"))...)
+	args := probePodAudit(t, d, probeRef)
 
 	r := withReport(t, runTool(t, nil, args...))
 	require.NotNil(t, r.report, r.stderr)
@@ -605,10 +598,7 @@ func TestKubernetesInsideRunPods(t *testing.T) {
 	}))
 	waitPodsRunning(t, d.Proxy, "app.kubernetes.io/name=litellm", 1)
 	waitPodsRunning(t, d.Runs, "app.kubernetes.io/name=ssebench-run", 3)
-	args := append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
-		"--egress-target", world.HTTP, "--dns-server", world.Address, "--timeout", "2s", "--kubeconfig", auditRBAC(t, d),
-		"--host-port", strconv.Itoa(closedPort(t)), "--kubelet-port", "10250", "--metadata-target", world.HTTP,
-		"--node-local-dns", net.JoinHostPort(world.Address, "53"))...)
+	args := probePodAudit(t, d, probeRef)
 	r := withReport(t, runTool(t, nil, args...))
 	require.NotNil(t, r.report, r.stderr)
 	assert.Equal(t, 1, r.code, "the world-writable socket fails: %v", failing(r.report))
@@ -674,4 +664,17 @@ func TestKubernetesForwardingProxy(t *testing.T) {
 		failed = failed || (c.Vantage == checks.VantageFresh && c.Status == report.Fail)
 	}
 	assert.True(t, failed, "the forwarding proxy was caught: %v", failing(r.report))
+}
+
+// probePodAudit is an audit with a probe pod, as a user with the rights
+// docs/kubernetes-rbac.yaml grants, no more. egress.host: the node (this
+// machine) on a port free a moment ago and on the kubelet's, which the test
+// cluster opened; the world stands in for cloud metadata and a node-local
+// DNS cache.
+func probePodAudit(t *testing.T, d *fk8s.Deployment, probeRef string) []string {
+	t.Helper()
+	return append([]string{"audit", "--format", "json"}, k8sArgs(d, "--probe-image", probeRef,
+		"--egress-target", world.HTTP, "--dns-server", world.Address, "--timeout", "2s", "--kubeconfig", auditRBAC(t, d),
+		"--host-port", strconv.Itoa(closedPort(t)), "--kubelet-port", "10250", "--metadata-target", world.HTTP,
+		"--node-local-dns", net.JoinHostPort(world.Address, "53"))...)
 }
